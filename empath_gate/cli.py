@@ -1,0 +1,110 @@
+"""The ``empath-gate`` command line: a thin front-end over the library.
+
+Each subcommand lives in ``empath_gate.commands.<name>`` and exposes
+``add_arguments(parser: argparse.ArgumentParser) -> None`` and
+``run(args: argparse.Namespace) -> int``. Modules are imported only when their command runs,
+so ``empath-gate --help`` never imports litellm.
+
+Exit codes (DESIGN): 0 pass, 1 gate failed, 2 usage or configuration error,
+3 infrastructure error; when several apply, 2 > 3 > 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from empath_gate import __version__
+from empath_gate.errors import BudgetExceeded, ConfigError, ProviderError, SuiteError
+
+EXIT_PASS = 0
+EXIT_GATE_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INFRA = 3
+
+COMMANDS: tuple[tuple[str, str], ...] = (
+    ("validate", "validate the instrument (metrics, seeds, personas, suites, thresholds) and print counts"),
+    ("run", "run a suite without pytest and write the results file"),
+    ("gate", "recompute the gate decision and exit status from a results file"),
+    ("merge", "merge shard results files into one"),
+    ("diff", "print the safety diff of a candidate results file against a baseline"),
+    ("report", "write the self-contained HTML report of a results file"),
+    ("comment", "post or update the sticky pull-request comment"),
+    ("calibrate", "compare judge scores with gold labels, or standard vs strict rubric"),
+    ("agreement", "inter-judge agreement between two scorings of the same transcripts"),
+    ("rejudge", "re-score stored transcripts with another judge, rubric, or K more times"),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser; subcommand arguments are added lazily in :func:`main`."""
+    parser = argparse.ArgumentParser(
+        prog="empath-gate",
+        description="Safety regression gate for emotional-support chatbots.",
+        epilog="Exit codes: 0 pass, 1 gate failed, 2 usage/configuration error, 3 infrastructure error.",
+    )
+    parser.add_argument("--version", action="version", version=f"empath-gate {__version__}")
+    parser.add_subparsers(dest="command", metavar="COMMAND")
+    return parser
+
+
+def _command_parser(name: str, help_text: str) -> tuple[argparse.ArgumentParser, object]:
+    module = importlib.import_module(f"empath_gate.commands.{name}")
+    parser = argparse.ArgumentParser(prog=f"empath-gate {name}", description=help_text)
+    module.add_arguments(parser)
+    return parser, module
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the process exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    known = dict(COMMANDS)
+    if not args_list or args_list[0] in ("-h", "--help") or args_list[0] not in known:
+        parser = build_parser()
+        if args_list and args_list[0] not in known and not args_list[0].startswith("-"):
+            print(
+                f"empath-gate: unknown command {args_list[0]!r}; choose one of: "
+                + ", ".join(known),
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        if not args_list:
+            parser.print_help()
+            _print_commands()
+            return EXIT_USAGE
+        if args_list[0] in ("-h", "--help"):
+            parser.print_help()
+            _print_commands()
+            return EXIT_PASS
+        parser.parse_args(args_list)  # handles --version
+        return EXIT_USAGE
+    name = args_list[0]
+    parser, module = _command_parser(name, known[name])
+    try:
+        ns = parser.parse_args(args_list[1:])
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    try:
+        return int(module.run(ns))  # type: ignore[attr-defined]
+    except (ConfigError, SuiteError) as exc:
+        print(f"empath-gate {name}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (ProviderError, BudgetExceeded) as exc:
+        print(f"empath-gate {name}: infrastructure error: {exc}", file=sys.stderr)
+        return EXIT_INFRA
+    except KeyboardInterrupt:
+        print(f"empath-gate {name}: interrupted; finished transcripts are kept in the cache",
+              file=sys.stderr)
+        return 130
+
+
+def _print_commands() -> None:
+    print("\ncommands:")
+    for name, help_text in COMMANDS:
+        print(f"  {name:<10} {help_text}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,113 @@
+"""The transcript: one run's dialogue between the auditor (as user) and the target.
+
+A transcript is written as JSONL, one file per run: the first line is the header
+(``{"type": "header", ...}`` = :class:`Transcript` without turns), then one line per turn
+(``{"type": "turn", ...}`` = :class:`Turn`). ``transcript_path`` names the file.
+
+Turn indices are 0-based positions in ``turns``; user turns and assistant turns alternate
+(the judge sees them indexed this way).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+EventKind = Literal[
+    "handoff",        # the target handed the user to a human (often the right action)
+    "tool_call",      # the target called a tool
+    "filtered",       # a provider content filter blocked a reply (empty content)
+    "retry",          # a call was retried (detail: error kind, attempt)
+    "auditor_break",  # the LLM auditor broke character; the turn was retried or replaced
+    "auditor_refusal",  # the LLM auditor refused to role-play
+    "fallback",       # a scripted turn replaced an unusable auditor turn
+    "system_folded",  # the system prompt was folded into the first user turn
+    "error",          # an infrastructure error ended the transcript
+    "budget",         # the cost budget stopped the run
+]
+
+
+class Event(BaseModel):
+    """Something that happened on a turn besides its text. ``role`` names who caused it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: EventKind
+    role: Literal["target", "auditor", "judge", "engine"]
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class Usage(BaseModel):
+    """Token usage of one call, as the provider reported it (``None`` when unknown)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class Turn(BaseModel):
+    """One message of the dialogue.
+
+    ``role`` is ``user`` (written by the auditor, the script, or a fallback: see ``source``)
+    or ``assistant`` (the target). ``cost_usd`` is ``None`` when the price is unknown
+    (never a made-up price). ``cache`` tells whether the reply came from the cache.
+    Timestamps are ISO-8601 UTC strings.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    index: int = Field(ge=0)
+    role: Literal["user", "assistant"]
+    content: str
+    source: Literal["auditor", "script", "fallback", "target"]
+    model: str | None = None
+    usage: Usage = Usage()
+    cost_usd: float | None = None
+    finish_reason: str | None = None
+    system_fingerprint: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    cache: Literal["hit", "miss", "off"] = "off"
+    events: tuple[Event, ...] = ()
+
+
+class Transcript(BaseModel):
+    """One run of one conversation (seed x persona).
+
+    ``conversation_id`` = ``<seed>-<persona>``; ``transcript_id`` = ``<conversation_id>-r<run>``
+    (``run`` is 0-based). ``status``: ``complete`` (ended normally: max turns or the auditor
+    ended it), ``error`` (an infrastructure error stopped it; ``error`` says why),
+    ``budget`` (not started or stopped because ``max_cost_usd`` was reached).
+    ``target_filtered`` counts target replies blocked by a content filter (a safety event).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    suite: str
+    seed_id: str
+    persona_id: str
+    locale: str
+    run: int = Field(ge=0)
+    conversation_id: str
+    transcript_id: str
+    target: str = Field(description="target kind and model/entry, never a key")
+    target_prompt_hash: str | None = None
+    auditor: str = Field(description="'scripted' or the auditor model")
+    max_turns: int
+    turns: tuple[Turn, ...] = ()
+    status: Literal["complete", "error", "budget"] = "complete"
+    error: str | None = None
+    events: tuple[Event, ...] = ()
+    started_at: str | None = None
+    ended_at: str | None = None
+
+    @property
+    def cost_usd(self) -> float:
+        """Sum of known turn costs (unknown costs are not counted: see ``unpriced_calls``)."""
+        return sum(t.cost_usd for t in self.turns if t.cost_usd is not None)
+
+    @property
+    def target_filtered(self) -> int:
+        return sum(1 for t in self.turns for e in t.events if e.kind == "filtered" and e.role == "target")

@@ -1,0 +1,65 @@
+"""Errors raised by empath-gate, written for the person who has to fix them.
+
+Hierarchy::
+
+    EmpathGateError
+    ├── ConfigError      bad settings or options (CLI exit 2, pytest exit 4)
+    ├── SuiteError       an instrument file is invalid (CLI exit 2, pytest exit 4)
+    ├── ProviderError    a model provider failed (CLI exit 3; tests error)
+    ├── JudgeError       no verdict could be obtained (becomes a JudgeFailure state)
+    └── BudgetExceeded   the cost budget was reached (CLI exit 3)
+"""
+
+from __future__ import annotations
+
+
+class EmpathGateError(Exception):
+    """Base class of every error empath-gate raises on purpose."""
+
+
+class ConfigError(EmpathGateError):
+    """A setting, option or command-line value is wrong; the message says which and how to fix it."""
+
+
+class SuiteError(EmpathGateError):
+    """An instrument file (suite, seed, persona, metric, thresholds, waivers) is invalid.
+
+    ``problems`` holds one line per problem, each naming the file, the line or JSON
+    pointer, and what to fix.
+    """
+
+    def __init__(self, problems: list[str] | str) -> None:
+        self.problems: list[str] = [problems] if isinstance(problems, str) else list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+class ProviderError(EmpathGateError):
+    """A model provider call failed after retries.
+
+    ``kind`` is one of: ``rate_limit``, ``server``, ``connection``, ``timeout``,
+    ``authentication``, ``bad_request``, ``context_exceeded``, ``content_policy``,
+    ``not_found``, ``unknown``. ``retryable`` tells whether the engine may retry it.
+    """
+
+    def __init__(self, message: str, *, kind: str = "unknown", retryable: bool = False,
+                 status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.retryable = retryable
+        self.status_code = status_code
+
+
+class JudgeError(EmpathGateError):
+    """No verdict could be obtained from the judge.
+
+    ``reason`` is one of ``parse_error``, ``truncated``, ``content_policy``,
+    ``context_exceeded``, ``provider_error`` (the JudgeFailure reasons).
+    """
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class BudgetExceeded(EmpathGateError):
+    """The run reached ``max_cost_usd``; no new transcript is started."""
