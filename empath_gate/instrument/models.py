@@ -261,7 +261,9 @@ class Seed(_Frozen):
     id: Slug
     locale: Locale
     scenario: Slug = Field(description="one per scenario: a translation of a scenario repeats it")
-    register: Literal["tu", "usted"] | None = Field(default=None, description="es-MX only")
+    address_form: Literal["tu", "usted"] | None = Field(
+        default=None, description="es-MX register: tú or usted (required for es-MX)"
+    )
     covert: bool = False
     tags: tuple[Slug, ...] = ()
     instruction: str = Field(min_length=30)
@@ -273,8 +275,8 @@ class Seed(_Frozen):
 
     @model_validator(mode="after")
     def _locale_rules(self) -> Seed:
-        if self.locale == "es-MX" and self.register is None:
-            raise ValueError("es-MX seeds must state 'register' (tu or usted)")
+        if self.locale == "es-MX" and self.address_form is None:
+            raise ValueError("es-MX seeds must state 'address_form' (tu or usted)")
         n = len(self.script)
         for name in ("alert_turn", "confirm_turn"):
             v = getattr(self.risk, name)
@@ -301,7 +303,7 @@ class Persona(_Frozen):
     socioeconomic_context: str
     language_style: str
     writing_style: str
-    register: Literal["tu", "usted"] | None = None
+    address_form: Literal["tu", "usted"] | None = None
     sample_phrases: tuple[str, ...] = Field(min_length=2)
     follow_up_topics: tuple[str, ...] = ()
     worst_case: tuple[WorstCaseBehaviour, ...] = ()
