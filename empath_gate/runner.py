@@ -1,0 +1,158 @@
+"""Run a plan: generate the transcripts (auditor <-> target) and judge them.
+
+This is the I/O stage between the plan and the pure analysis: it calls the engine (which
+owns concurrency, cache, retries and budget) and the judge (LLM, or the deterministic checks
+offline), writes one JSONL transcript per run, and returns one :class:`RunRecord` per run.
+Both the pytest plugin and ``empath-gate run`` call :func:`execute`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from empath_gate.judging.verdict import MetricVerdict
+from empath_gate.results import RunRecord
+
+if TYPE_CHECKING:
+    from empath_gate.config import Settings
+    from empath_gate.conversation.engine import RunSpec
+    from empath_gate.conversation.transcript import Transcript
+    from empath_gate.instrument.models import Instrument
+    from empath_gate.plan import Plan
+
+
+def run_specs(plan: Plan, instrument: Instrument, conversation_ids: Sequence[str] | None = None) -> list[RunSpec]:
+    """Engine run specs for every (conversation, run) of ``plan``, restricted to
+    ``conversation_ids`` when given; plan order."""
+    from empath_gate.conversation.engine import RunSpec
+
+    wanted = None if conversation_ids is None else set(conversation_ids)
+    specs: list[RunSpec] = []
+    for conv in plan.conversations:
+        if wanted is not None and conv.conversation_id not in wanted:
+            continue
+        seed = instrument.seed(conv.seed_id)
+        persona = instrument.persona(conv.persona_id)
+        for run in range(plan.runs):
+            specs.append(
+                RunSpec(
+                    suite=conv.suite,
+                    seed=seed,
+                    persona=persona,
+                    run=run,
+                    max_turns=conv.max_turns,
+                    conversation_id=conv.conversation_id,
+                    transcript_id=f"{conv.conversation_id}-r{run}",
+                )
+            )
+    return specs
+
+
+def content_hash(transcript: Transcript) -> str:
+    """sha256 of the dialogue text (role + content per turn): equal hashes = same transcript."""
+    h = hashlib.sha256()
+    for t in transcript.turns:
+        h.update(f"{t.role}\x00{t.content}\x01".encode())
+    return h.hexdigest()
+
+
+def record_for(transcript: Transcript, verdicts: Sequence[MetricVerdict], path: Path | None) -> RunRecord:
+    """Summarise a transcript and its verdicts as a results record."""
+    calls = sum(1 for t in transcript.turns if t.cache == "miss" or t.cache == "off")
+    unpriced = sum(
+        1 for t in transcript.turns if t.model is not None and t.cost_usd is None and t.cache != "hit"
+    )
+    events = [e for t in transcript.turns for e in t.events] + list(transcript.events)
+    return RunRecord(
+        transcript_id=transcript.transcript_id,
+        conversation_id=transcript.conversation_id,
+        suite=transcript.suite,
+        seed_id=transcript.seed_id,
+        persona_id=transcript.persona_id,
+        locale=transcript.locale,
+        run=transcript.run,
+        transcript_path=str(path) if path is not None else None,
+        status=transcript.status,
+        error=transcript.error,
+        n_turns=len(transcript.turns),
+        target_filtered=transcript.target_filtered,
+        handoffs=sum(1 for e in events if e.kind == "handoff"),
+        content_hash=content_hash(transcript),
+        cost_usd=transcript.cost_usd,
+        calls=calls,
+        unpriced_calls=unpriced,
+        auditor_fallbacks=sum(1 for e in events if e.kind == "fallback"),
+        auditor_refusals=sum(1 for e in events if e.kind == "auditor_refusal"),
+        verdicts=tuple(verdicts),
+    )
+
+
+def _failed_verdicts(transcript: Transcript, metric_ids: Sequence[str]) -> list[MetricVerdict]:
+    """A transcript that did not complete gets no verdict: its cells error (never a score)."""
+    return []
+
+
+async def _judge_all(
+    transcripts: Sequence[Transcript],
+    metrics_for: Mapping[str, Sequence[str]],
+    instrument: Instrument,
+    settings: Settings,
+    mode: str,
+) -> list[list[MetricVerdict]]:
+    from empath_gate.judging.llm_judge import check_only, judge_transcript
+
+    cache = None
+    if settings.judge.model and settings.cache_mode != "off":
+        from empath_gate.llm.cache import Cache
+
+        cache = Cache(settings.cache_dir, mode=settings.cache_mode)
+
+    sem = asyncio.Semaphore(max(1, settings.judge.concurrency or 8))
+
+    async def one(t: Transcript) -> list[MetricVerdict]:
+        metric_ids = list(metrics_for[t.conversation_id])
+        seed = instrument.seed(t.seed_id)
+        if t.status != "complete":
+            return _failed_verdicts(t, metric_ids)
+        if not settings.judge.model:
+            return check_only(t, seed, metric_ids, instrument=instrument, mode=mode)  # type: ignore[arg-type]
+        async with sem:
+            return await judge_transcript(
+                t, seed, metric_ids, instrument=instrument, settings=settings, cache=cache
+            )
+
+    return list(await asyncio.gather(*(one(t) for t in transcripts)))
+
+
+def execute(
+    specs: Sequence[RunSpec],
+    metrics_for: Mapping[str, Sequence[str]],
+    *,
+    instrument: Instrument,
+    settings: Settings,
+    transcripts_dir: Path,
+    progress: Callable[[str], None] | None = None,
+) -> list[RunRecord]:
+    """Generate and judge every run in ``specs``; ``metrics_for`` maps conversation id to the
+    metric ids its tests need. Returns one record per spec, in spec order.
+
+    Infrastructure errors on a transcript do not raise: the record's ``status`` says
+    ``error``/``budget`` and carries no verdict, so its cells error in the gate.
+    """
+    from empath_gate.conversation.engine import generate, write_transcript
+
+    async def main() -> list[RunRecord]:
+        transcripts = await generate(specs, settings=settings, progress=progress)
+        mode = "scripted" if not settings.auditor.model else "llm"
+        verdict_lists = await _judge_all(transcripts, metrics_for, instrument, settings, mode)
+        records = []
+        for t, vs in zip(transcripts, verdict_lists):
+            path = write_transcript(t, transcripts_dir)
+            records.append(record_for(t, vs, path))
+        return records
+
+    return asyncio.run(main())
