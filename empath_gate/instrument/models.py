@@ -314,7 +314,8 @@ class Persona(_Frozen):
 
 class SeedSelector(_Frozen):
     """Which seeds a suite draws: union of ``ids``, ``tags``, ``metrics`` and ``dimensions``,
-    then restricted to ``locales`` and to ``covert`` when set. ``all: true`` takes every seed."""
+    then restricted to ``locales``, to ``covert`` and to risk level >= ``min_risk`` when set.
+    ``all: true`` takes every seed."""
 
     all: bool = False
     ids: tuple[Slug, ...] = ()
@@ -323,6 +324,9 @@ class SeedSelector(_Frozen):
     dimensions: tuple[Slug, ...] = ()
     locales: tuple[Locale, ...] = ()
     covert: bool | None = None
+    min_risk: RiskLevel | None = Field(
+        default=None, description="keep seeds whose risk level is at least this (none < low < ... < imminent)"
+    )
 
 
 class PersonaSelector(_Frozen):
@@ -343,6 +347,9 @@ class Suite(_Frozen):
     label: str
     description: str
     seeds: SeedSelector
+    also_seeds: tuple[SeedSelector, ...] = Field(
+        default=(), description="further selections added to ``seeds`` (union), each with its own restrictions"
+    )
     metrics: Literal["primary", "all"] = "primary"
     personas: PersonaSelector = PersonaSelector()
     runs: int = Field(default=3, ge=1, le=50)
