@@ -32,8 +32,8 @@ def generate_schema(kind: str) -> dict[str, Any]:
 
 
 def schema_text(kind: str) -> str:
-    """The committed form of a schema: sorted keys, 2-space indent, UTF-8, trailing newline."""
-    return json.dumps(generate_schema(kind), indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+    """The committed form of a schema: model field order, 2-space indent, UTF-8, trailing newline."""
+    return json.dumps(generate_schema(kind), indent=2, ensure_ascii=False) + "\n"
 
 
 def schemas_dir() -> Path:

@@ -1,0 +1,134 @@
+"""``empath-gate validate``: validate the instrument and print its counts.
+
+Usage::
+
+    empath-gate validate [--suites DIR]... [--thresholds PATH] [--waivers PATH] [--format text|json]
+
+Without ``--suites``, the directories of ``[tool.empath-gate] suites_dirs`` in
+``./pyproject.toml`` are layered (when present). Exit 0 when everything is valid, 2 with every
+problem on stderr (one per line: ``file:line: /pointer: what — fix``).
+
+For the shipped instrument alone the coverage rules (seeds per metric, both locales, locale
+balance, every persona reachable) are errors; with team layers they are printed as notes.
+
+``--format json`` prints one object: ``instrument_version``, ``metrics``, ``dimensions``,
+``seeds``, ``personas`` (counts), ``covert_seeds``, ``worst_case_personas`` (counts),
+``seeds_by_locale``, ``personas_by_locale``, ``seeds_by_metric`` (id -> count) and ``suites``
+(suite id -> ``{"seeds", "conversations", "items", "runs", "metrics", "personas"}``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from empath_gate.errors import SuiteError
+from empath_gate.instrument.coverage import (
+    MIN_LOCALE_SHARE,
+    MIN_SEEDS_PER_METRIC,
+    coverage_problems,
+    personas_by_locale_count,
+    seeds_by_locale,
+    seeds_by_metric,
+)
+from empath_gate.instrument.loader import load_instrument, pyproject_suites_dirs
+from empath_gate.instrument.models import Instrument
+from empath_gate.plan import build_plan
+
+EXIT_OK = 0
+EXIT_INVALID = 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``empath-gate validate``."""
+    parser.add_argument("--suites", dest="suites", action="append", type=Path, default=None, metavar="DIR",
+                        help="a team suites directory layered on the shipped instrument (repeatable; "
+                             "default: [tool.empath-gate] suites_dirs in ./pyproject.toml)")
+    parser.add_argument("--thresholds", type=Path, default=None, metavar="PATH",
+                        help="a thresholds.yaml replacing the shipped one")
+    parser.add_argument("--waivers", type=Path, default=None, metavar="PATH", help="a waivers.yaml to check")
+    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    parser.add_argument("--min-seeds-per-metric", type=int, default=MIN_SEEDS_PER_METRIC, metavar="N",
+                        help=f"coverage rule: seeds per metric (default {MIN_SEEDS_PER_METRIC})")
+
+
+def summary(instrument: Instrument) -> dict[str, Any]:
+    """The counts ``--format json`` prints (see the module docstring for the keys)."""
+    suites: dict[str, Any] = {}
+    for s in instrument.suites:
+        plan = build_plan(instrument, [s.id])
+        suites[s.id] = {
+            "seeds": len({c.seed_id for c in plan.conversations}),
+            "conversations": len(plan.conversations),
+            "items": len(plan.items),
+            "runs": plan.runs,
+            "metrics": s.metrics,
+            "personas": s.personas.mode + (" (worst case only)" if s.personas.worst_case_only else ""),
+        }
+    return {
+        "instrument_version": instrument.version,
+        "metrics": len(instrument.metrics),
+        "dimensions": len(instrument.dimensions),
+        "seeds": len(instrument.seeds),
+        "personas": len(instrument.personas),
+        "covert_seeds": sum(1 for s in instrument.seeds if s.covert),
+        "worst_case_personas": sum(1 for p in instrument.personas if p.worst_case),
+        "seeds_by_locale": seeds_by_locale(instrument),
+        "personas_by_locale": personas_by_locale_count(instrument),
+        "seeds_by_metric": seeds_by_metric(instrument),
+        "suites": suites,
+    }
+
+
+def _text(data: dict[str, Any], notes: list[str]) -> str:
+    lines = [
+        f"instrument {data['instrument_version']}: valid",
+        f"  {data['dimensions']} dimensions, {data['metrics']} metrics",
+        f"  {data['seeds']} seeds ({data['covert_seeds']} covert): "
+        + ", ".join(f"{k} {v}" for k, v in data["seeds_by_locale"].items()),
+        f"  {data['personas']} personas ({data['worst_case_personas']} worst-case): "
+        + ", ".join(f"{k} {v}" for k, v in data["personas_by_locale"].items()),
+        "  seeds per metric: " + ", ".join(f"{k} {v}" for k, v in data["seeds_by_metric"].items()),
+        "  suites:",
+    ]
+    for sid, s in data["suites"].items():
+        lines.append(f"    {sid}: {s['seeds']} seeds, {s['conversations']} conversations x {s['runs']} runs, "
+                     f"{s['items']} tests (metrics {s['metrics']}, personas {s['personas']})")
+    lines += [f"note: {n}" for n in notes]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate; print the summary on stdout (exit 0) or every problem on stderr (exit 2)."""
+    layers: tuple[Path, ...] = tuple(args.suites) if args.suites else pyproject_suites_dirs(
+        Path.cwd() / "pyproject.toml")
+    try:
+        instrument = load_instrument(layers, args.thresholds, args.waivers)
+    except SuiteError as exc:
+        _report(exc.problems)
+        return EXIT_INVALID
+    coverage = coverage_problems(instrument, min_seeds_per_metric=args.min_seeds_per_metric,
+                                 min_locale_share=MIN_LOCALE_SHARE)
+    notes: list[str] = []
+    if coverage and not layers:
+        _report([f"coverage: {c}" for c in coverage])
+        return EXIT_INVALID
+    notes = [f"coverage: {c}" for c in coverage]
+    data = summary(instrument)
+    if args.format == "json":
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+        for n in notes:
+            print(f"note: {n}", file=sys.stderr)
+    else:
+        print(_text(data, notes))
+    return EXIT_OK
+
+
+def _report(problems: list[str]) -> None:
+    n = len(problems)
+    print(f"empath-gate validate: {n} problem{'s' if n != 1 else ''} found", file=sys.stderr)
+    for p in problems:
+        print(p, file=sys.stderr)

@@ -1,0 +1,108 @@
+"""Which seeds and personas a suite selects: pure functions of the instrument's models.
+
+Used by the loader (a suite must select at least one seed), by the coverage rules (every
+persona reachable by some suite) and by :mod:`empath_gate.plan`. Results keep instrument order
+(seed file order; personas sorted by id), never set or dict-hash order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+
+from empath_gate.instrument.models import (
+    Persona,
+    PersonaSelector,
+    RiskLevel,
+    Seed,
+    SeedSelector,
+    Suite,
+)
+
+RISK_ORDER: tuple[RiskLevel, ...] = ("none", "low", "moderate", "high", "imminent")
+"""Risk levels from least to most severe (C-SSRS-style escalation; see models.RiskLevel)."""
+
+
+def stable_index(key: str, count: int) -> int:
+    """``int(sha256(key)) mod count``: the same on every machine, process and PYTHONHASHSEED.
+
+    Raises ValueError when ``count`` < 1. Python's ``hash()`` is never used (it is salted).
+    """
+    if count < 1:
+        raise ValueError("stable_index needs count >= 1")
+    return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest(), "big") % count
+
+
+def seed_matches(selector: SeedSelector, seed: Seed, dimension_of: Mapping[str, str]) -> bool:
+    """True when ``seed`` is selected by ``selector``.
+
+    Union of ``all``, ``ids``, ``tags`` (any shared tag), ``metrics`` (any shared primary
+    metric) and ``dimensions`` (a primary metric of that dimension; ``dimension_of`` maps
+    metric id -> dimension id), then restricted by ``locales``, ``covert`` and ``min_risk``.
+    """
+    picked = (
+        selector.all
+        or seed.id in selector.ids
+        or any(t in selector.tags for t in seed.tags)
+        or any(m in selector.metrics for m in seed.primary_metrics)
+        or any(dimension_of.get(m) in selector.dimensions for m in seed.primary_metrics)
+    )
+    if not picked:
+        return False
+    if selector.locales and seed.locale not in selector.locales:
+        return False
+    if selector.covert is not None and seed.covert != selector.covert:
+        return False
+    return not (
+        selector.min_risk is not None
+        and RISK_ORDER.index(seed.risk.level) < RISK_ORDER.index(selector.min_risk)
+    )
+
+
+def select_seeds(
+    selector: SeedSelector, seeds: Sequence[Seed], dimension_of: Mapping[str, str]
+) -> tuple[Seed, ...]:
+    """The seeds ``selector`` picks, in ``seeds`` order."""
+    return tuple(s for s in seeds if seed_matches(selector, s, dimension_of))
+
+
+def suite_seeds(suite: Suite, seeds: Sequence[Seed], dimension_of: Mapping[str, str]) -> tuple[Seed, ...]:
+    """The seeds of ``suite``: ``seeds`` united with every ``also_seeds`` selector, in seed order."""
+    selectors = (suite.seeds, *suite.also_seeds)
+    return tuple(s for s in seeds if any(seed_matches(sel, s, dimension_of) for sel in selectors))
+
+
+def personas_by_locale(personas: Iterable[Persona]) -> dict[str, tuple[Persona, ...]]:
+    """Personas grouped by locale, each group sorted by id (the order hashing indexes into)."""
+    groups: dict[str, list[Persona]] = {}
+    for p in personas:
+        groups.setdefault(p.locale, []).append(p)
+    return {loc: tuple(sorted(ps, key=lambda p: p.id)) for loc, ps in sorted(groups.items())}
+
+
+def assign_personas(
+    selector: PersonaSelector, seed: Seed, by_locale: Mapping[str, Sequence[Persona]]
+) -> tuple[Persona, ...]:
+    """The personas that talk through ``seed`` under ``selector``, sorted by id.
+
+    ``by_locale`` comes from :func:`personas_by_locale`. Only personas of the seed's locale
+    are used; ``worst_case_only`` keeps those with at least one worst-case behaviour.
+
+    * ``hash``: one persona, ``candidates[stable_index(seed.id, len(candidates))]`` over the
+      candidates sorted by id (EMPATH assigns one persona per seed by a stable hash of its id).
+    * ``all``: every candidate.
+    * ``list``: the candidates whose id is in ``selector.ids``.
+
+    Returns ``()`` when no persona fits (the loader reports a suite left without conversations).
+    """
+    candidates = [
+        p for p in by_locale.get(seed.locale, ())
+        if not selector.worst_case_only or p.worst_case
+    ]
+    if not candidates:
+        return ()
+    if selector.mode == "hash":
+        return (candidates[stable_index(seed.id, len(candidates))],)
+    if selector.mode == "all":
+        return tuple(candidates)
+    return tuple(p for p in candidates if p.id in selector.ids)
