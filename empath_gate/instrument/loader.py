@@ -346,7 +346,12 @@ def _unknown(problems: Problems, origin: Origin, noun: str, value: str, known: S
     if not known:  # the file defining these ids is missing or unreadable: already reported
         return
     guess = did_you_mean(value, known)
-    fix = f"did you mean {guess!r}?" if guess else f"use an existing {noun} id{fix_more}"
+    if guess:
+        fix = f"did you mean {guess!r}?"
+    elif len(known) <= 12:
+        fix = f"use one of: {', '.join(known)}"
+    else:
+        fix = f"use an existing {noun} id{fix_more}"
     problems.at(origin, f"unknown {noun} {value!r}", fix)
 
 
