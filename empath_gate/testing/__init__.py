@@ -1,0 +1,14 @@
+"""Public test helpers of empath-gate (documented, stable, used by the project's own tests).
+
+* :class:`FakeOpenAIServer`: a fake OpenAI-compatible chat-completions server on 127.0.0.1
+  with programmable replies per model and injectable faults (see
+  :mod:`empath_gate.testing.fake_openai` for a copyable example).
+* the ``fake_openai`` pytest fixture: enable it in a ``conftest.py`` with
+  ``pytest_plugins = ["empath_gate.testing.fixtures"]``.
+
+Importing this package is cheap (no litellm).
+"""
+
+from empath_gate.testing.fake_openai import FAKE_API_KEY, FakeOpenAIServer, FakeRequest, Fault, Reply
+
+__all__ = ["FAKE_API_KEY", "FakeOpenAIServer", "FakeRequest", "Fault", "Reply"]
