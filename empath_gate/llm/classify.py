@@ -1,0 +1,198 @@
+"""Classify provider failures into :class:`~empath_gate.errors.ProviderError` kinds.
+
+litellm maps most provider errors to its own exception classes, but not always (a proxy's
+HTML error page, an OpenAI-compatible server with unusual bodies, a custom provider), so the
+classification looks, in order, at: known error strings in the message (most specific), the
+exception's class names along its MRO (litellm's and httpx's names, matched by name so this
+module never imports them), and the HTTP status code.
+
+Kinds and whether they are retried (the issue's error classes):
+
+==================  =========  ==========================================================
+kind                retryable  typical cause
+==================  =========  ==========================================================
+rate_limit          yes        HTTP 429, "rate limit", "overloaded" quota bursts
+server              yes        HTTP 5xx, malformed/unparsable provider body
+connection          yes        refused/reset connection, DNS failure
+timeout             yes        request timed out
+authentication      no         HTTP 401/403, bad or missing key
+bad_request         no         HTTP 400/422 other than the two below
+context_exceeded    no         prompt longer than the model's context window
+content_policy      no         the provider refused the request for its content policy
+not_found           no         HTTP 404, unknown model
+unknown             no         anything else (reported as is)
+==================  =========  ==========================================================
+
+Messages are passed through :func:`redact_secrets` so a provider echoing part of a key never
+puts it in a transcript or a log.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+
+from empath_gate.errors import ProviderError
+
+RETRYABLE_KINDS = frozenset({"rate_limit", "server", "connection", "timeout"})
+
+# (kind, pattern) in priority order; matched case-insensitively against the message.
+_STRING_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(p, re.I))
+    for kind, p in (
+        ("context_exceeded", r"context[_ ]length[_ ]exceeded|maximum context length|context window"
+                             r"|prompt is too long|too many tokens|input is too long|exceeds the context"
+                             r"|reduce the length of the messages|string_above_max_length"),
+        ("content_policy", r"content[_ ]policy|content management policy|safety system|responsible ?ai"
+                           r"|flagged as potentially violating|blocked by .*(safety|filter)"),
+        ("authentication", r"invalid[_ ]api[_ ]key|incorrect api key|authentication|unauthori[sz]ed"
+                           r"|permission denied|api key not valid|no api key|missing api key"),
+        ("rate_limit", r"rate[_ ]?limit|too many requests|quota|overloaded|resource[_ ]exhausted|\b429\b"),
+        ("timeout", r"timed? ?out|timeout|deadline exceeded"),
+        ("connection", r"connection (?:refused|reset|error|aborted)|connecterror|cannot connect"
+                       r"|name or service not known|nodename nor servname|server disconnected"
+                       r"|remote ?protocol ?error|incomplete chunked read|peer closed connection"),
+        ("server", r"internal server error|bad gateway|service unavailable|gateway timeout"
+                   r"|\b50[0234]\b|jsondecodeerror|expecting value|unterminated string|invalid json"
+                   r"|unexpected end of|could not parse|unparsable"),
+        ("not_found", r"model[_ ]not[_ ]found|does not exist|not found"),
+        ("bad_request", r"bad ?request|invalid[_ ]request|unprocessable"),
+    )
+)
+
+# Class names (litellm's, openai's, httpx's, builtins) -> kind; checked along the MRO.
+_CLASS_RULES: dict[str, str] = {
+    "ContextWindowExceededError": "context_exceeded",
+    "ContentPolicyViolationError": "content_policy",
+    "AuthenticationError": "authentication",
+    "PermissionDeniedError": "authentication",
+    "RateLimitError": "rate_limit",
+    "Timeout": "timeout",
+    "APITimeoutError": "timeout",
+    "TimeoutException": "timeout",
+    "ReadTimeout": "timeout",
+    "ConnectTimeout": "timeout",
+    "TimeoutError": "timeout",
+    "APIConnectionError": "connection",
+    "ConnectError": "connection",
+    "RemoteProtocolError": "connection",
+    "ConnectionError": "connection",
+    "ServiceUnavailableError": "server",
+    "InternalServerError": "server",
+    "BadGatewayError": "server",
+    "JSONDecodeError": "server",
+    "NotFoundError": "not_found",
+    "UnprocessableEntityError": "bad_request",
+    "BadRequestError": "bad_request",
+    "InvalidRequestError": "bad_request",
+    "UnsupportedParamsError": "bad_request",
+}
+
+# Kinds a generic class may be refined into by a string (a BadRequestError carrying
+# "maximum context length" is context_exceeded), and kinds strings may not override.
+_SPECIFIC = frozenset({"context_exceeded", "content_policy", "authentication"})
+
+
+def _status_kind(status: int | None) -> str | None:
+    if status is None:
+        return None
+    if status == 429:
+        return "rate_limit"
+    if status in (401, 403):
+        return "authentication"
+    if status == 404:
+        return "not_found"
+    if status in (408,):
+        return "timeout"
+    if status in (400, 413, 422):
+        return "bad_request"
+    if 500 <= status <= 599:
+        return "server"
+    return None
+
+
+def _mro_names(exc: BaseException) -> list[str]:
+    return [c.__name__ for c in type(exc).__mro__]
+
+
+def _status_of(exc: BaseException) -> int | None:
+    for attr in ("status_code", "http_status", "status"):
+        v = getattr(exc, attr, None)
+        if isinstance(v, int) and 100 <= v <= 599:
+            return v
+    resp = getattr(exc, "response", None)
+    v = getattr(resp, "status_code", None)
+    return v if isinstance(v, int) else None
+
+
+def classify_message(message: str) -> str | None:
+    """The kind a known error string points to, or None (pure; see the module table)."""
+    for kind, pattern in _STRING_RULES:
+        if pattern.search(message):
+            return kind
+    return None
+
+
+def classify(exc: BaseException) -> ProviderError:
+    """Turn any exception raised by a provider call into a ProviderError with ``kind``,
+    ``retryable`` and ``status_code`` set, its message redacted of secrets. A ProviderError
+    passes through unchanged."""
+    if isinstance(exc, ProviderError):
+        return exc
+    message = redact_secrets(f"{type(exc).__name__}: {exc}")
+    status = _status_of(exc)
+    by_class = next((_CLASS_RULES[n] for n in _mro_names(exc) if n in _CLASS_RULES), None)
+    by_string = classify_message(str(exc))
+    by_status = _status_kind(status)
+
+    kind: str
+    if by_string in _SPECIFIC:
+        kind = by_string  # type: ignore[assignment]
+    elif by_class in _SPECIFIC:
+        kind = by_class  # type: ignore[assignment]
+    elif by_class is not None and by_class != "bad_request":
+        kind = by_class
+    elif by_string is not None:
+        kind = by_string
+    elif by_class is not None:
+        kind = by_class
+    elif by_status is not None:
+        kind = by_status
+    else:
+        kind = "unknown"
+    # A generic class with a clear status (litellm's APIError with 503) follows the status.
+    if kind in ("unknown", "bad_request") and by_status in RETRYABLE_KINDS:
+        kind = by_status  # type: ignore[assignment]
+    return ProviderError(message, kind=kind, retryable=kind in RETRYABLE_KINDS, status_code=status)
+
+
+# --------------------------------------------------------------------------- secrets
+
+_SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"\bsk-[A-Za-z0-9_\-*]{6,}"),               # OpenAI/Anthropic-style keys, masked or not
+    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-~+/=*]{6,}"),
+    re.compile(r"(?i)(api[_-]?key[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{4,}"),
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),              # Google API keys
+)
+_SECRET_ENV = re.compile(r"(API_KEY|_TOKEN|_SECRET|_PASSWORD)$|^EMPATH_TARGET_HEADER", re.I)
+
+
+def secret_values(env: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> list[str]:
+    """Values of credential-looking environment variables (``*_API_KEY``, ``*_TOKEN``,
+    ``*_SECRET``, ``*_PASSWORD``, ``EMPATH_TARGET_HEADER*``) of at least 8 characters, plus
+    ``extra``; longest first."""
+    env = os.environ if env is None else env
+    vals = {v for k, v in env.items() if _SECRET_ENV.search(k) and len(v) >= 8}
+    vals.update(v for v in extra if v and len(v) >= 8)
+    return sorted(vals, key=len, reverse=True)
+
+
+def redact_secrets(text: str, extra: Iterable[str] = ()) -> str:
+    """``text`` with credential values (see :func:`secret_values`) and key-shaped strings
+    replaced by ``<redacted>``."""
+    for v in secret_values(extra=extra):
+        text = text.replace(v, "<redacted>")
+    for p in _SECRET_PATTERNS:
+        text = p.sub(lambda m: m.group(1) + "<redacted>", text) if p.groups else p.sub("<redacted>", text)
+    return text
