@@ -8,6 +8,7 @@ Layout (``RESULTS_SCHEMA_VERSION`` = "1")::
       "items": [...],             # one per seed x persona x metric test, in plan order
       "records": [...],           # one RunRecord per transcript: reference + its MetricVerdicts
       "cells": [...],             # CellStats per conversation x metric (test-retest statistics)
+      "metrics": [...],           # MetricStats per metric across conversations
       "decisions": [...],         # CellDecision per item (gate outcome, reasons)
       "regressions": {...} | null,# baseline comparison (per metric), when a baseline was given
       "waivers": [...],           # waivers in force
@@ -30,6 +31,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from empath_gate.analysis.regression import RegressionReport
+from empath_gate.analysis.stats import CellStats, MetricStats
+from empath_gate.gate import CellDecision
+from empath_gate.instrument.models import Waiver
 from empath_gate.judging.verdict import MetricVerdict
 
 RESULTS_SCHEMA_VERSION = "1"
@@ -134,6 +139,22 @@ class RunRecord(_Model):
     verdicts: tuple[MetricVerdict, ...] = ()
 
 
+class Summary(_Model):
+    """Counts of the run: cells per gate status, judge failures by reason, target filter events,
+    and whether the run gated (``passed``) and why not (``infrastructure_reasons``,
+    ``usage_errors``). ``criteria_only_metrics`` lists metrics that got no LLM score (offline)."""
+
+    passed: bool = False
+    counts: dict[str, int] = Field(default_factory=dict)
+    judge_failures: dict[str, int] = Field(default_factory=dict)
+    target_filtered: int = 0
+    transcripts: int = 0
+    transcripts_failed: int = 0
+    criteria_only_metrics: tuple[str, ...] = ()
+    infrastructure_reasons: tuple[str, ...] = ()
+    usage_errors: tuple[str, ...] = ()
+
+
 class Results(_Model):
     """The whole results document (see the module docstring for the layout)."""
 
@@ -141,11 +162,15 @@ class Results(_Model):
     metadata: ResultsMetadata
     items: tuple[ItemInfo, ...] = ()
     records: tuple[RunRecord, ...] = ()
-    cells: tuple[dict[str, Any], ...] = ()
-    decisions: tuple[dict[str, Any], ...] = ()
-    regressions: dict[str, Any] | None = None
-    waivers: tuple[dict[str, Any], ...] = ()
-    summary: dict[str, Any] = Field(default_factory=dict)
+    cells: tuple[CellStats, ...] = ()
+    metrics: tuple[MetricStats, ...] = ()
+    decisions: tuple[CellDecision, ...] = ()
+    regressions: RegressionReport | None = None
+    waivers: tuple[Waiver, ...] = ()
+    reliability: dict[str, Any] | None = Field(
+        default=None, description="test-retest reliability per metric (see analysis.reliability)"
+    )
+    summary: Summary = Field(default_factory=lambda: Summary())
 
     @property
     def verdicts(self) -> list[MetricVerdict]:
