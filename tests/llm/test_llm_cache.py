@@ -1,0 +1,145 @@
+"""The content-addressed on-disk cache: keys, modes, atomic and concurrent writes."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from empath_gate.llm.cache import Cache, cache_key, canonical_json
+
+BASE: dict[str, Any] = {
+    "role": "target",
+    "model": "openai/gpt-4o-mini",
+    "params": {"temperature": 0.7, "max_tokens": 300, "extra": {"top_p": 0.9}, "response_format": None},
+    "seed": 1234,
+    "messages": [{"role": "system", "content": "be kind"}, {"role": "user", "content": "hola"}],
+    "system_prompt_hash": "ab" * 32,
+    "template_version": "auditor_v1:0123456789ab",
+    "run": 0,
+    "rejudge": 0,
+}
+
+
+def variant(path: tuple[str, ...], value: Any) -> dict[str, Any]:
+    parts = json.loads(json.dumps(BASE))
+    node = parts
+    for p in path[:-1]:
+        node = node[p]
+    node[path[-1]] = value
+    return parts
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        (("role",), "auditor"),
+        (("model",), "openai/gpt-4o"),
+        (("params", "temperature"), 0.0),
+        (("params", "max_tokens"), 301),
+        (("params", "extra", "top_p"), 1.0),
+        (("params", "response_format"), {"type": "json_object"}),
+        (("seed",), 1235),
+        (("messages", 1, "content"), "hola."),
+        (("messages", 0, "content"), "be kinder"),
+        (("system_prompt_hash",), "cd" * 32),
+        (("template_version",), "auditor_v2:0123456789ab"),
+        (("run",), 1),
+        (("rejudge",), 1),
+    ],
+)
+def test_every_part_changes_the_key(path: tuple[str, ...], value: Any) -> None:
+    assert cache_key(BASE) != cache_key(variant(path, value))
+
+
+def test_key_is_canonical() -> None:
+    reordered = dict(reversed(list(BASE.items())))
+    assert cache_key(reordered) == cache_key(BASE)
+    assert canonical_json({"b": 1, "a": "ñ"}) == '{"a":"ñ","b":1}'
+    with pytest.raises(TypeError):
+        cache_key({"x": object()})
+
+
+def test_credentials_are_never_keyed_or_stored(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="credential"):
+        cache_key({**BASE, "api_key": "sk-x"})
+    with pytest.raises(ValueError, match="credential"):
+        cache_key({**BASE, "params": {"extra_headers": {"X": "y"}}})
+    cache = Cache(tmp_path)
+    with pytest.raises(ValueError, match="credential"):
+        cache.put(cache_key(BASE), {"content": "x", "headers": {"Authorization": "Bearer x"}})
+    assert not list(tmp_path.rglob("*.json"))
+
+
+def test_use_mode_round_trip(tmp_path: Path) -> None:
+    cache = Cache(tmp_path / "c")
+    key = cache_key(BASE)
+    assert cache.get(key) is None
+    path = cache.put(key, {"content": "hola, aquí estoy", "usage": {"prompt_tokens": 3}})
+    assert path is not None and path.is_file() and path.name == f"{key}.json"
+    assert "aquí" in path.read_text(encoding="utf-8")  # UTF-8, not ASCII-escaped
+    assert cache.get(key) == {"content": "hola, aquí estoy", "usage": {"prompt_tokens": 3}}
+    assert (cache.hits, cache.misses, cache.writes) == (1, 1, 1)
+    assert not [p for p in (tmp_path / "c").rglob("*.tmp")]
+
+
+def test_refresh_mode_writes_without_reading(tmp_path: Path) -> None:
+    key = cache_key(BASE)
+    Cache(tmp_path).put(key, {"content": "old"})
+    refresh = Cache(tmp_path, mode="refresh")
+    assert refresh.get(key) is None
+    refresh.put(key, {"content": "new"})
+    assert Cache(tmp_path).get(key) == {"content": "new"}
+
+
+def test_off_mode_neither_reads_nor_writes(tmp_path: Path) -> None:
+    key = cache_key(BASE)
+    Cache(tmp_path).put(key, {"content": "old"})
+    off = Cache(tmp_path / "off", mode="off")
+    assert off.put(key, {"content": "x"}) is None
+    assert not (tmp_path / "off").exists()
+    assert Cache(tmp_path, mode="off").get(key) is None
+    with pytest.raises(ValueError):
+        Cache(tmp_path, mode="sometimes")  # type: ignore[arg-type]
+
+
+def test_corrupt_entry_is_a_miss(tmp_path: Path) -> None:
+    cache = Cache(tmp_path)
+    key = cache_key(BASE)
+    path = cache.path(key)
+    path.parent.mkdir(parents=True)
+    path.write_text('{"content": "torn', encoding="utf-8")
+    assert cache.get(key) is None
+    with pytest.raises(ValueError):
+        cache.path("not-a-key")
+
+
+def _writer(root: str, worker: int, n: int) -> None:
+    cache = Cache(Path(root))
+    for i in range(n):
+        shared = cache_key({"shared": i})
+        cache.put(shared, {"content": "x" * 20000, "i": i})  # same key from every process
+        own = cache_key({"worker": worker, "i": i})
+        cache.put(own, {"content": f"{worker}-{i}"})
+
+
+def test_concurrent_writers_in_several_processes(tmp_path: Path) -> None:
+    """Four processes (like xdist workers) write the same and their own keys at once: every
+    entry parses, none is torn, no temporary file is left behind."""
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(str(tmp_path), w, 60)) for w in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    cache = Cache(tmp_path)
+    for i in range(60):
+        assert cache.get(cache_key({"shared": i})) == {"content": "x" * 20000, "i": i}
+        for w in range(4):
+            assert cache.get(cache_key({"worker": w, "i": i})) == {"content": f"{w}-{i}"}
+    assert not list(tmp_path.rglob("*.tmp"))
+    assert len(list(tmp_path.rglob("*.json"))) == 60 + 4 * 60
