@@ -40,7 +40,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--personas-factor", type=int, default=1)
-    parser.add_argument("--base", type=Path, default=None, help="a suites directory instead of the shipped one")
+    parser.add_argument("--base", type=Path, default=None,
+                        help="a suites directory instead of the shipped one")
     args = parser.parse_args()
 
     t0 = time.perf_counter()
@@ -64,8 +65,10 @@ def main() -> int:
     t = time.perf_counter()
     shards = [shard(plan, k, 8) for k in range(1, 9)]
     shard_s = time.perf_counter() - t
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1024 * 1024 if sys.platform == "darwin" else 1024)
-    print(f"items {len(plan.items)}  conversations {len(plan.conversations)}  transcripts {len(plan.transcripts)}")
+    unit = 1024 * 1024 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / unit
+    print(f"items {len(plan.items)}  conversations {len(plan.conversations)}  "
+          f"transcripts {len(plan.transcripts)}")
     print(f"build_plan best of {args.repeat}: {best:.2f} s  ({len(plan.items) / best:,.0f} items/s)")
     print(f"peak traced memory while building: {peak / 1e6:.0f} MB; process max RSS {rss_mb:.0f} MB")
     print(f"8 shards: {shard_s:.2f} s, sizes {[len(s.items) for s in shards]}")

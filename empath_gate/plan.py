@@ -187,8 +187,9 @@ def build_plan(
                 cid = f"{seed.id}-{persona.id}"
                 pair = (seed.id, persona.id)
                 if pair_of.setdefault(cid, pair) != pair:
-                    raise SuiteError(f"seed {seed.id!r} x persona {persona.id!r} and seed {pair_of[cid][0]!r} "
-                                     f"x persona {pair_of[cid][1]!r} both give the id {cid!r}; rename one")
+                    other_seed, other_persona = pair_of[cid]
+                    raise SuiteError(f"seed {seed.id!r} x persona {persona.id!r} and seed {other_seed!r} x "
+                                     f"persona {other_persona!r} both give the id {cid!r}; rename one")
                 if cid not in convs:
                     turns = max_turns or seed.max_turns or suite.max_turns
                     fields: dict[str, object] = {
@@ -242,7 +243,8 @@ def parse_shard(text: str) -> ShardSpec:
     except ValueError:
         raise ConfigError(f"shard {text!r} is not of the form K/N, e.g. 2/4") from None
     if not 1 <= k <= n:
-        raise ConfigError(f"shard {text!r}: K must be between 1 and N, e.g. 1/{max(n, 1)} ... {max(n, 1)}/{max(n, 1)}")
+        top = max(n, 1)
+        raise ConfigError(f"shard {text!r}: K must be between 1 and N, e.g. 1/{top} ... {top}/{top}")
     return ShardSpec(index=k, count=n)
 
 

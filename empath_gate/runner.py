@@ -91,11 +91,6 @@ def record_for(transcript: Transcript, verdicts: Sequence[MetricVerdict], path: 
     )
 
 
-def _failed_verdicts(transcript: Transcript, metric_ids: Sequence[str]) -> list[MetricVerdict]:
-    """A transcript that did not complete gets no verdict: its cells error (never a score)."""
-    return []
-
-
 async def _judge_all(
     transcripts: Sequence[Transcript],
     metrics_for: Mapping[str, Sequence[str]],
@@ -117,7 +112,7 @@ async def _judge_all(
         metric_ids = list(metrics_for[t.conversation_id])
         seed = instrument.seed(t.seed_id)
         if t.status != "complete":
-            return _failed_verdicts(t, metric_ids)
+            return []  # no verdict: its cells error in the gate (never a score)
         if not settings.judge.model:
             return check_only(t, seed, metric_ids, instrument=instrument, mode=mode)  # type: ignore[arg-type]
         async with sem:
@@ -136,22 +131,32 @@ def execute(
     settings: Settings,
     transcripts_dir: Path,
     progress: Callable[[str], None] | None = None,
+    relative_to: Path | None = None,
 ) -> list[RunRecord]:
     """Generate and judge every run in ``specs``; ``metrics_for`` maps conversation id to the
     metric ids its tests need. Returns one record per spec, in spec order.
 
     Infrastructure errors on a transcript do not raise: the record's ``status`` says
-    ``error``/``budget`` and carries no verdict, so its cells error in the gate.
+    ``error``/``budget`` and carries no verdict, so its cells error in the gate. Each transcript
+    is written as soon as it is finished, so an interrupted run keeps what it generated (and
+    the cache makes the re-run free). ``relative_to``: record transcript paths relative to it.
     """
-    from empath_gate.conversation.engine import generate, write_transcript
+    from empath_gate.conversation.engine import generate, transcript_path
 
     async def main() -> list[RunRecord]:
-        transcripts = await generate(specs, settings=settings, progress=progress)
-        mode = "scripted" if not settings.auditor.model else "llm"
+        transcripts = await generate(
+            specs, settings=settings, progress=progress, transcripts_dir=transcripts_dir
+        )
+        mode = "scripted" if not settings.auditor.model or settings.offline else "llm"
         verdict_lists = await _judge_all(transcripts, metrics_for, instrument, settings, mode)
         records = []
         for t, vs in zip(transcripts, verdict_lists):
-            path = write_transcript(t, transcripts_dir)
+            path = transcript_path(transcripts_dir, t)
+            if relative_to is not None:
+                try:
+                    path = path.resolve().relative_to(relative_to.resolve())
+                except ValueError:
+                    path = path.resolve()
             records.append(record_for(t, vs, path))
         return records
 

@@ -13,12 +13,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "instrument"))
 
-from fixture_instrument import METRICS, instrument_files, write_instrument  # noqa: E402
+from fixture_instrument import METRICS, instrument_files, write_instrument
 
-from empath_gate.errors import ConfigError  # noqa: E402
-from empath_gate.instrument.loader import load_instrument  # noqa: E402
-from empath_gate.instrument.models import Instrument  # noqa: E402
-from empath_gate.plan import Plan, build_plan, parse_shard, shard  # noqa: E402
+from empath_gate.errors import ConfigError
+from empath_gate.instrument.loader import load_instrument
+from empath_gate.instrument.models import Instrument
+from empath_gate.plan import Plan, build_plan, parse_shard, shard
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -38,7 +38,7 @@ def test_full_plan_ids_and_hash_assignment(inst: Instrument) -> None:
     assert plan.runs == 3 and plan.suites == ("full",)
     personas = {"es-MX": ["ana", "beto", "carla", "dario"], "en-US": ["emma", "frank", "gina", "hank"]}
     assert len(plan.conversations) == 24
-    for conv, seed in zip(plan.conversations, inst.seeds):
+    for conv, seed in zip(plan.conversations, inst.seeds, strict=True):
         assert conv.seed_id == seed.id
         assert conv.persona_id == expected_hash_persona(seed.id, personas[seed.locale])
         assert conv.conversation_id == f"{seed.id}-{conv.persona_id}"
@@ -56,7 +56,8 @@ def test_order_suite_seed_persona_metric(inst: Instrument) -> None:
     seed_pos = {s.id: i for i, s in enumerate(inst.seeds)}
     metric_pos = {m: i for i, m in enumerate(METRICS)}
     suite_pos = {"sweep": 0, "smoke": 1}
-    keys = [(suite_pos[i.suite], seed_pos[i.seed_id], i.persona_id, metric_pos[i.metric_id]) for i in plan.items]
+    keys = [(suite_pos[i.suite], seed_pos[i.seed_id], i.persona_id, metric_pos[i.metric_id])
+            for i in plan.items]
     assert keys == sorted(keys)
     assert plan.items[0].suite == "sweep" and plan.items[-1].suite == "smoke"
 
@@ -82,7 +83,8 @@ def test_crisis_suite_uses_dimension_and_covert_selectors(inst: Instrument) -> N
     crisis_metrics = set(METRICS[:4])
     chosen = {c.seed_id for c in plan.conversations}
     for seed in inst.seeds:
-        wanted = bool(crisis_metrics & set(seed.primary_metrics)) or (seed.covert and seed.risk.level == "high")
+        covert_risky = seed.covert and seed.risk.level == "high"
+        wanted = bool(crisis_metrics & set(seed.primary_metrics)) or covert_risky
         assert (seed.id in chosen) == wanted, seed.id
 
 
@@ -172,7 +174,7 @@ def test_shard_errors(inst: Instrument) -> None:
         shard(shard(plan, 1, 2), 1, 2)
     assert str(parse_shard(" 2/4 ")) == "2/4"
     for bad in ("2", "a/b", "0/3", "4/3", "1/2/3"):
-        with pytest.raises(ConfigError, match="K/N|between 1 and N"):
+        with pytest.raises(ConfigError, match=r"K/N|between 1 and N"):
             parse_shard(bad)
 
 

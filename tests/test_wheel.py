@@ -78,7 +78,8 @@ def test_validate_from_wheel_install(installed: tuple[Path, Path, dict[str, str]
     assert shipped_dir.parts[-3:] == ("empath_gate", "_data", "suites")
     assert REPO not in shipped_dir.parents
 
-    installed_run = _run([str(py), "-m", "empath_gate.cli", "validate", "--format", "json"], cwd=tmp_path, env=env)
+    installed_run = _run([str(py), "-m", "empath_gate.cli", "validate", "--format", "json"],
+                         cwd=tmp_path, env=env)
     repo_run = _run([sys.executable, "-m", "empath_gate.cli", "validate", "--format", "json"], cwd=REPO)
     # the installed copy reads the same instrument as the checkout: same verdict, same counts
     assert installed_run.returncode == repo_run.returncode, installed_run.stderr

@@ -187,10 +187,9 @@ def model_diagnostics(error: ModelError, base: Sequence[str | int], data: Any) -
         parts: list[str | int] = list(base)
         node = data
         for part in e["loc"]:
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-                parts.append(part)
-            elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            in_dict = isinstance(node, dict) and part in node
+            in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+            if in_dict or in_list:
                 node = node[part]
                 parts.append(part)
             elif isinstance(node, dict) and e["type"] == "missing" and part == e["loc"][-1]:

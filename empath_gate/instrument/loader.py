@@ -396,7 +396,7 @@ def _check_suites(read: _Read, problems: Problems, selection_ok: bool) -> None:
         assert isinstance(suite, Suite)
         selectors = [("seeds",), *(("also_seeds", i) for i in range(len(suite.also_seeds)))]
         sel_models = [suite.seeds, *suite.also_seeds]
-        for parts, sel in zip(selectors, sel_models):
+        for parts, sel in zip(selectors, sel_models, strict=True):
             where = e.origin.child(*parts)
             for i, sid in enumerate(sel.ids):
                 if sid not in seed_ids:
@@ -427,8 +427,9 @@ def _check_suites(read: _Read, problems: Problems, selection_ok: bool) -> None:
         if selection_ok:
             chosen = suite_seeds(suite, seeds, dimension_of)
             if chosen and not any(assign_personas(ps, s, by_locale) for s in chosen):
-                problems.at(e.origin.child("personas"), f"suite {suite.id!r} gets no persona for any of its "
-                            f"{len(chosen)} seeds", "check worst_case_only, the persona ids and their locales")
+                problems.at(e.origin.child("personas"),
+                            f"suite {suite.id!r} gets no persona for any of its {len(chosen)} seeds",
+                            "check worst_case_only, the persona ids and their locales")
 
 
 def _check_thresholds(read: _Read, metrics: Sequence[Metric], suites: Sequence[Suite],
@@ -578,7 +579,8 @@ def _assemble(read: _Read, problems: Problems, folders: Sequence[Path], today: d
     selection_ok = not (read.invalid_kinds & {"seeds", "personas", "metrics", "suites"})
     _check_suites(read, problems, selection_ok)
     dim_order = {d.id: i for i, d in enumerate(dims)}
-    metrics: list[Metric] = sorted(_models(read, "metrics"), key=lambda m: dim_order.get(m.dimension, len(dims)))
+    metrics: list[Metric] = sorted(_models(read, "metrics"),
+                                   key=lambda m: dim_order.get(m.dimension, len(dims)))
     suites: list[Suite] = _models(read, "suites")
     if "metrics" not in read.invalid_kinds and "suites" not in read.invalid_kinds:
         _check_thresholds(read, metrics, suites, problems)
@@ -624,7 +626,7 @@ def pyproject_suites_dirs(pyproject: Path) -> tuple[Path, ...]:
         import tomllib as toml
     else:  # pragma: no cover - exercised on 3.10 only
         try:
-            import tomli as toml
+            import tomli as toml  # type: ignore[import-not-found, no-redef, unused-ignore]
         except ImportError:
             return ()
     try:

@@ -348,7 +348,8 @@ class Suite(_Frozen):
     description: str
     seeds: SeedSelector
     also_seeds: tuple[SeedSelector, ...] = Field(
-        default=(), description="further selections added to ``seeds`` (union), each with its own restrictions"
+        default=(),
+        description="further selections added to ``seeds`` (union), each with its own restrictions",
     )
     metrics: Literal["primary", "all"] = "primary"
     personas: PersonaSelector = PersonaSelector()

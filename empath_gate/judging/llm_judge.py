@@ -45,7 +45,6 @@ as a misquoted one). The FAIL itself stands either way.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import re
 import unicodedata
 import warnings
@@ -309,13 +308,18 @@ def check_only(
 
 
 def judge_run_seed(settings: Settings, transcript: Transcript, rejudge: int = 0) -> int:
-    """The judge's seed for one run: a stable 63-bit integer from the judge's base seed
-    (``judge_seed``, else ``base_seed``), the conversation id, the run index and the re-judge
-    index (sha256 of their canonical text), so every run and every re-judging is its own
-    sample and a re-run of the same plan asks the same question."""
+    """The judge's seed for one run (0 <= seed < 2**31).
+
+    Re-judge 0 uses the run's own seed, :func:`~empath_gate.conversation.engine.derive_seed` of
+    the judge's base seed (``judge_seed``, else ``base_seed``), the conversation id and the run
+    index, as every role does. Re-judging ``k > 0`` derives a further seed from that one and
+    ``k``, so each re-judging is its own sample while a re-run of the same plan asks the same
+    question."""
+    from empath_gate.conversation.engine import derive_seed
+
     base = settings.judge.seed if settings.judge.seed is not None else settings.base_seed
-    text = f"judge\0{base}\0{transcript.conversation_id}\0{transcript.run}\0{rejudge}"
-    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big") >> 1
+    seed = derive_seed(base, transcript.conversation_id, transcript.run)
+    return seed if rejudge == 0 else derive_seed(seed, "rejudge", rejudge)
 
 
 def _reply_schema(

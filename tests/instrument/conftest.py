@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from fixture_instrument import write_instrument  # noqa: E402
+from fixture_instrument import write_instrument
 
 
 @pytest.fixture

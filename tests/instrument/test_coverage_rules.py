@@ -46,13 +46,15 @@ def test_locale_balance(tmp_path: Path) -> None:
     files["suites/suites.yaml"]["suites"][0]["also_seeds"] = []
     inst = load_instrument(base_dir=write_instrument(tmp_path, files))
     probs = locale_problems(inst)
-    assert probs == ["locale en-US has 4 of 16 seeds (25%); at least 40% are required — write more en-US seeds"]
+    assert probs == [
+        "locale en-US has 4 of 16 seeds (25%); at least 40% are required — write more en-US seeds"]
     assert locale_problems(inst, 0.2) == []
 
 
 def test_every_persona_reachable(tmp_path: Path) -> None:
     files = instrument_files()
-    files["suites/suites.yaml"]["suites"] = [s for s in files["suites/suites.yaml"]["suites"] if s["id"] == "smoke"]
+    suites = files["suites/suites.yaml"]["suites"]
+    files["suites/suites.yaml"]["suites"] = [s for s in suites if s["id"] == "smoke"]
     del files["thresholds.yaml"]["suites"]
     inst = load_instrument(base_dir=write_instrument(tmp_path, files))
     reached = reachable_personas(inst)

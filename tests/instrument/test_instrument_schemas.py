@@ -60,6 +60,7 @@ def test_yaml_files_point_to_their_schema() -> None:
         m = re.match(r"#\s*yaml-language-server:\s*\$schema=(\S+)", first)
         assert m, f"{path.relative_to(REPO)}: first line must be '# yaml-language-server: $schema=...'"
         target = (path.parent / m.group(1)).resolve()
-        assert target == (schemas_dir() / f"{kind}.schema.json").resolve(), f"{path.relative_to(REPO)} -> {target}"
+        expected = (schemas_dir() / f"{kind}.schema.json").resolve()
+        assert target == expected, f"{path.relative_to(REPO)} -> {target}"
         checked += 1
     assert checked >= 1

@@ -62,13 +62,14 @@ def test_team_layer_adds_seeds(base: Path, team: TeamWriter) -> None:
 
 def test_misspelt_key_in_seed(base: Path, team: TeamWriter) -> None:
     layer = team({"seeds/mine.yaml": SEED.replace("primary_metrics:", "primary_metric:")})
+    p = layer / "seeds/mine.yaml"
     probs = problems_of(base, (layer,))
     msg = one(probs, "unknown key 'primary_metric'")
-    assert msg.startswith(f"{layer / 'seeds/mine.yaml'}:6: /seeds/0/primary_metric: ")
+    assert msg.startswith(f"{p}:6: /seeds/0/primary_metric: ")
     assert "did you mean 'primary_metrics'?" in msg
     assert "(allowed: id, locale," in msg
     # the now-missing required key is reported too, at the entry's line
-    assert f"{layer / 'seeds/mine.yaml'}:2: /seeds/0: missing required key 'primary_metrics'" in "\n".join(probs)
+    assert f"{p}:2: /seeds/0: missing required key 'primary_metrics'" in "\n".join(probs)
 
 
 def test_misspelt_threshold_key(base: Path) -> None:
@@ -78,21 +79,24 @@ def test_misspelt_threshold_key(base: Path) -> None:
     path.write_text(dump(th), encoding="utf-8")
     line = path.read_text().splitlines().index("    min_maen: 8") + 1
     msg = one(problems_of(base), "min_maen")
-    assert msg.startswith(f"{path}:{line}: /metrics/crisis_detection/min_maen: unknown key 'min_maen' (allowed: ")
+    assert msg.startswith(f"{path}:{line}: /metrics/crisis_detection/min_maen: "
+                          "unknown key 'min_maen' (allowed: ")
     assert "min_mean, min_run" in msg and "did you mean 'min_mean'?" in msg
 
 
 def test_duplicate_yaml_key(base: Path, team: TeamWriter) -> None:
     text = SEED.replace("    scenario: team-scenario\n", "    scenario: team-scenario\n    locale: es-MX\n")
     layer = team({"seeds/mine.yaml": text})
+    p = layer / "seeds/mine.yaml"
     msg = one(problems_of(base, (layer,)), "duplicate key")
-    assert msg == f"{layer / 'seeds/mine.yaml'}:5: duplicate key 'locale' (first at line 3) — keep one of them"
+    assert msg == f"{p}:5: duplicate key 'locale' (first at line 3) — keep one of them"
 
 
 def test_wrong_type(base: Path, team: TeamWriter) -> None:
     layer = team({"seeds/mine.yaml": SEED + "    max_turns: ten\n"})
+    p = layer / "seeds/mine.yaml"
     msg = one(problems_of(base, (layer,)), "/seeds/0/max_turns")
-    assert msg.startswith(f"{layer / 'seeds/mine.yaml'}:12: /seeds/0/max_turns: expected an integer or empty, "
+    assert msg.startswith(f"{p}:12: /seeds/0/max_turns: expected an integer or empty, "
                           "got a string ('ten')")
 
 
@@ -103,15 +107,16 @@ def test_yes_no_stay_strings_and_quoting_hint(base: Path, team: TeamWriter) -> N
     assert inst.seeds[-1].script[0] == "no"
     layer2 = team({"seeds/mine.yaml": SEED.replace("- I can't sleep again", "- 42")}, name="team2")
     msg = one(problems_of(base, (layer2,)), "/seeds/0/script/0")
-    assert ":10: /seeds/0/script/0: expected a string, got an integer (42) — write a string: put the value in quotes" \
-        in msg
+    assert (":10: /seeds/0/script/0: expected a string, got an integer (42) — "
+            "write a string: put the value in quotes") in msg
 
 
 def test_missing_required_key(base: Path, team: TeamWriter) -> None:
     text = "".join(line for line in SEED.splitlines(keepends=True) if not line.startswith("    instruction:"))
     layer = team({"seeds/mine.yaml": text})
+    p = layer / "seeds/mine.yaml"
     msg = one(problems_of(base, (layer,)), "instruction")
-    assert msg == f"{layer / 'seeds/mine.yaml'}:2: /seeds/0: missing required key 'instruction' — add 'instruction:' here"
+    assert msg == f"{p}:2: /seeds/0: missing required key 'instruction' — add 'instruction:' here"
 
 
 def test_bad_slug_id(base: Path, team: TeamWriter) -> None:
@@ -123,14 +128,16 @@ def test_bad_slug_id(base: Path, team: TeamWriter) -> None:
 def test_model_rule_violation_has_line(base: Path, team: TeamWriter) -> None:
     text = SEED.replace("      level: none\n", "      level: high\n      alert_turn: 5\n")
     layer = team({"seeds/mine.yaml": text})
+    p = layer / "seeds/mine.yaml"
     msg = one(problems_of(base, (layer,)), "alert_turn = 5")
-    assert msg.startswith(f"{layer / 'seeds/mine.yaml'}:2: /seeds/0: risk.alert_turn = 5 is past the script's 2")
+    assert msg.startswith(f"{p}:2: /seeds/0: risk.alert_turn = 5 is past the script's 2")
 
 
 def test_unknown_metric_in_seed(base: Path, team: TeamWriter) -> None:
     layer = team({"seeds/mine.yaml": SEED.replace("[crisis_detection]", "[crisis_detecton]")})
+    p = layer / "seeds/mine.yaml"
     msg = one(problems_of(base, (layer,)), "unknown metric")
-    assert msg == (f"{layer / 'seeds/mine.yaml'}:6: /seeds/0/primary_metrics/0: unknown metric 'crisis_detecton' "
+    assert msg == (f"{p}:6: /seeds/0/primary_metrics/0: unknown metric 'crisis_detecton' "
                    "— did you mean 'crisis_detection'?")
 
 
@@ -152,18 +159,22 @@ def test_unknown_seed_tag_and_persona_in_suite(base: Path, team: TeamWriter) -> 
     layer = team({"seeds/mine.yaml": SEED, "suites.yaml": SUITES})
     probs = problems_of(base, (layer,))
     path = layer / "suites.yaml"
-    assert one(probs, "unknown seed 'sd-99'").startswith(f"{path}:6: /suites/0/seeds/ids/1: unknown seed 'sd-99'")
+    seed = one(probs, "unknown seed 'sd-99'")
+    assert seed.startswith(f"{path}:6: /suites/0/seeds/ids/1: unknown seed 'sd-99'")
     tag = one(probs, "covrt")
-    assert tag == f"{path}:7: /suites/0/seeds/tags/0: no seed carries the tag 'covrt' — did you mean 'covert'?"
+    assert tag == (f"{path}:7: /suites/0/seeds/tags/0: no seed carries the tag 'covrt' — "
+                   "did you mean 'covert'?")
     assert one(probs, "'nobody'").startswith(f"{path}:10: /suites/0/personas/ids/1: unknown persona 'nobody'")
 
 
 def test_suite_selecting_nothing(base: Path, team: TeamWriter) -> None:
-    text = SUITES.replace("      ids: [team-01, sd-99]\n      tags: [covrt]\n", "      metrics: [overrefusal]\n"
-                          "      locales: [en-US]\n      min_risk: imminent\n").replace("[ana, nobody]", "[ana]")
+    narrow = "      metrics: [overrefusal]\n      locales: [en-US]\n      min_risk: imminent\n"
+    text = SUITES.replace("      ids: [team-01, sd-99]\n      tags: [covrt]\n", narrow)
+    text = text.replace("[ana, nobody]", "[ana]")
     layer = team({"suites.yaml": text})
+    p = layer / "suites.yaml"
     msg = one(problems_of(base, (layer,)), "picks no seed")
-    assert msg.startswith(f"{layer / 'suites.yaml'}:5: /suites/0/seeds: suite 'team-suite': this selection picks no seed")
+    assert msg.startswith(f"{p}:5: /suites/0/seeds: suite 'team-suite': this selection picks no seed")
 
 
 def test_unknown_metric_and_suite_in_thresholds(base: Path) -> None:
@@ -175,7 +186,8 @@ def test_unknown_metric_and_suite_in_thresholds(base: Path) -> None:
     lines = path.read_text().splitlines()
     probs = problems_of(base)
     m = one(probs, "crisis_detektion")
-    assert m == (f"{path}:{lines.index('  crisis_detektion:') + 1}: /metrics/crisis_detektion: unknown metric "
+    at = lines.index("  crisis_detektion:") + 1
+    assert m == (f"{path}:{at}: /metrics/crisis_detektion: unknown metric "
                  "'crisis_detektion' — did you mean 'crisis_detection'?")
     s = one(probs, "smokey")
     assert s.startswith(f"{path}:{lines.index('  smokey:') + 1}: /suites/smokey: unknown suite 'smokey'")
@@ -200,8 +212,9 @@ def test_team_thresholds_replace_shipped(base: Path, tmp_path: Path) -> None:
 
 def test_duplicate_id_across_files(base: Path, team: TeamWriter) -> None:
     layer = team({"seeds/mine.yaml": SEED.replace("id: team-01", "id: sd-03")})
+    p = layer / "seeds/mine.yaml"
     msg = one(problems_of(base, (layer,)), "duplicate seed id")
-    assert msg.startswith(f"{layer / 'seeds/mine.yaml'}:2: /seeds/0/id: duplicate seed id 'sd-03' (also defined at ")
+    assert msg.startswith(f"{p}:2: /seeds/0/id: duplicate seed id 'sd-03' (also defined at ")
     assert str(base / "seeds" / "a-first.yaml") in msg
 
 
@@ -229,8 +242,8 @@ def test_expired_waiver(base: Path, tmp_path: Path) -> None:
     ok = load_instrument(base_dir=base, waivers_path=path, today=dt.date(2026, 3, 1))
     assert ok.waivers[0].matches("overrefusal", "sd-01", "ana")
     msg = one(problems_of(base, waivers_path=path, today=dt.date(2026, 3, 2)), "expired")
-    assert msg.startswith(f"{path}:6: /waivers/0/expires: waiver for 'overrefusal' (owner safety-team) expired on "
-                          "2026-03-01 (today is 2026-03-02) — ")
+    assert msg.startswith(f"{path}:6: /waivers/0/expires: waiver for 'overrefusal' (owner safety-team) "
+                          "expired on 2026-03-01 (today is 2026-03-02) — ")
     assert "renew it" in msg
 
 
@@ -244,14 +257,16 @@ def test_waiver_naming_unknown_ids(base: Path, tmp_path: Path) -> None:
 
 def test_bad_yaml_syntax(base: Path, team: TeamWriter) -> None:
     layer = team({"seeds/mine.yaml": SEED.replace("[crisis_detection]", "[crisis_detection")})
+    p = layer / "seeds/mine.yaml"
     msg = one(problems_of(base, (layer,)), "YAML syntax error")
-    assert msg.startswith(f"{layer / 'seeds/mine.yaml'}:7: YAML syntax error:")
+    assert msg.startswith(f"{p}:7: YAML syntax error:")
 
 
 def test_empty_file(base: Path, team: TeamWriter) -> None:
     layer = team({"seeds/mine.yaml": "# nothing yet\n"})
+    p = layer / "seeds/mine.yaml"
     msg = one(problems_of(base, (layer,)), "empty")
-    assert msg == f"{layer / 'seeds/mine.yaml'}:1: /: the file is empty — write a mapping with 'seeds:' followed by a list"
+    assert msg == f"{p}:1: /: the file is empty — write a mapping with 'seeds:' followed by a list"
 
 
 def test_team_layer_cannot_define_metrics(base: Path, team: TeamWriter) -> None:
@@ -280,9 +295,10 @@ def test_all_problems_reported_at_once(base: Path, team: TeamWriter) -> None:
 def test_unknown_key_in_nested_optional_block(base: Path, team: TeamWriter) -> None:
     text = SEED + "    review:\n      reviewer: ana\n      date: 2026-01-05\n      checklist_versoin: '1'\n"
     layer = team({"seeds/mine.yaml": text})
+    p = layer / "seeds/mine.yaml"
     probs = problems_of(base, (layer,))
     msg = one(probs, "checklist_versoin")
-    assert msg.startswith(f"{layer / 'seeds/mine.yaml'}:15: /seeds/0/review/checklist_versoin: unknown key")
+    assert msg.startswith(f"{p}:15: /seeds/0/review/checklist_versoin: unknown key")
     assert "did you mean 'checklist_version'?" in msg
 
 
