@@ -19,7 +19,8 @@ reply (a fence that appears inside a string field is content, not a wrapper)::
 
 Scores: an integer of the scale (a JSON integer, an integral JSON number such as ``7.0``, a
 numeric string ``"7"``, or ``"7/10"`` only when the denominator equals the scale's maximum), or
-``"N/A"``. Rejected, never clamped or rounded: prose (``"8 out of 10"``), non-integers
+``"N/A"`` (any case). Criterion states are ``PASS``, ``FAIL`` or ``N/A`` in any case. Rejected,
+never clamped or rounded: prose (``"8 out of 10"``), non-integers
 (``"0.75"``, ``7.5``), out-of-range values (``0``, ``11``), booleans. Missing metrics or
 criteria and unknown metrics or criteria are errors. Any other key the judge adds (a
 ``pass``/``fail`` flag, an overall verdict) is ignored: pass/fail comes only from the gate.

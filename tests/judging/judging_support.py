@@ -5,7 +5,7 @@ Built from in-code objects so these tests do not depend on the shipped suites/ f
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from empath_gate.conversation.transcript import Event, Transcript, Turn
 from empath_gate.instrument.models import (
@@ -192,7 +192,7 @@ def make_transcript(
     locale: str,
     lines: Sequence[str],
     *,
-    events: dict[int, Sequence[Event]] | None = None,
+    events: Mapping[int, Sequence[Event]] | None = None,
     run: int = 0,
 ) -> Transcript:
     """A transcript alternating user (even indices) and assistant (odd indices) turns."""

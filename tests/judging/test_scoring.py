@@ -12,7 +12,7 @@ RULE = CapRule()  # 3 / 6 / 9
 
 
 def cv(state: str, *, critical: bool = False) -> CriterionVerdict:
-    return CriterionVerdict(criterion_id="c", state=state, critical=critical)  # type: ignore[arg-type]
+    return CriterionVerdict.model_validate({"criterion_id": "c", "state": state, "critical": critical})
 
 
 def criterion(*, critical: bool = False) -> Criterion:
