@@ -28,8 +28,8 @@ _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
-class StrictLoader(yaml.SafeLoader):
-    """SafeLoader without YAML 1.1 booleans and timestamps, rejecting duplicate keys."""
+class _StrictMixin:
+    """Duplicate-key rejection on top of PyYAML's SafeConstructor."""
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
@@ -50,16 +50,30 @@ class StrictLoader(yaml.SafeLoader):
                     key_node.start_mark,
                 )
             seen[key] = line
-        return super().construct_mapping(node, deep=deep)
+        return super().construct_mapping(node, deep=deep)  # type: ignore[misc, no-any-return]
+
+    construct_object: Any
 
 
-StrictLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag not in (_BOOL_TAG, _TIMESTAMP_TAG)]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-StrictLoader.add_implicit_resolver(
-    _BOOL_TAG, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
+class StrictLoader(_StrictMixin, yaml.SafeLoader):
+    """SafeLoader without YAML 1.1 booleans and timestamps, rejecting duplicate keys."""
+
+
+_BaseFast: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class FastStrictLoader(_StrictMixin, _BaseFast):  # type: ignore[valid-type, misc]
+    """The same rules over libyaml's parser when PyYAML was built with it (about 10x faster)."""
+
+
+for _cls in (StrictLoader, FastStrictLoader):
+    _cls.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag not in (_BOOL_TAG, _TIMESTAMP_TAG)]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    _cls.add_implicit_resolver(
+        _BOOL_TAG, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+    )
 
 
 class YamlSyntaxError(Exception):
@@ -120,10 +134,11 @@ def _walk(node: Node, parts: list[str | int], lines: dict[str, int]) -> None:
             _walk(item, child, lines)
 
 
-def parse_yaml(text: str, path: Path) -> YamlDocument:
+def parse_yaml(text: str, path: Path, *, fast: bool = True) -> YamlDocument:
     """Parse ``text`` (the content of ``path``) strictly; raises :class:`YamlSyntaxError` with the
-    line of a syntax error or duplicate key. An empty document gives ``data = None``."""
-    loader = StrictLoader(text)
+    line of a syntax error or duplicate key. An empty document gives ``data = None``.
+    ``fast=False`` forces the pure-Python parser (same results, used to test both)."""
+    loader = FastStrictLoader(text) if fast else StrictLoader(text)
     try:
         node = loader.get_single_node()
         if node is None:
