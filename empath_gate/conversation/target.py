@@ -201,8 +201,8 @@ class ModelTarget(Target):
 
     def __init__(self, model: str, role: RoleSettings, system_prompt: Path | None) -> None:
         self.role = role.model_copy(update={"model": model})
-        self.system_prompt = system_prompt.read_text(encoding="utf-8") if system_prompt else None
         self.prompt_hash = prompt_hash(system_prompt) if system_prompt else None
+        self.system_prompt = system_prompt.read_text(encoding="utf-8") if system_prompt else None
         self.description = model
         self.cacheable = True
 
