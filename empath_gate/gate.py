@@ -1,0 +1,512 @@
+"""The gate: a decision per conversation x metric, and for the whole run (pure).
+
+Inputs: :class:`~empath_gate.analysis.stats.CellStats` per cell, the :class:`Thresholds`
+(resolved per metric for the suite), an optional
+:class:`~empath_gate.analysis.regression.RegressionReport`, and the waivers. Output: a
+:class:`Decision` holding one :class:`CellDecision` per cell, in input order.
+
+A cell is decided in this order:
+
+1. **error** (infrastructure; never waived): the suite-level JudgeFailure rate (failures /
+   runs with a verdict, over every cell) is above ``max_judge_failure_rate`` of the suite
+   defaults, which errors every cell; the metric's own JudgeFailure rate is above its
+   ``max_judge_failure_rate``; a run's transcript stopped with status ``error``/``budget``; a
+   planned run has no verdict.
+2. **skipped**: no run applies (all N/A), or no run was scored but deterministic checks ran
+   (criteria-only) without a critical FAIL: "needs a judge model for a score". Never passed.
+3. Conditions, each *inclusive at the threshold* as ``thresholds.yaml`` documents (a value
+   exactly at the limit passes; comparisons allow 1e-9 for floating-point rounding):
+   ``n_judged >= min_judged_runs``; ``mean >= min_mean``; every judged run ``>= min_run``;
+   ``range <= max_range``; ``flip_rate <= max_flip_rate``; and, always failing: a critical
+   criterion FAIL in a criteria-only run, a JudgeFailure on a critical metric (fails closed).
+   These are *threshold* conditions. The *regression* condition fails when the metric
+   ``regressed`` (see :mod:`empath_gate.analysis.regression`) and this conversation's own
+   change is negative (or, when no paired conversation of the metric dropped, for every paired
+   conversation), and only when the report is comparable.
+4. ``fail_on`` picks the conditions that gate: ``threshold``, ``regression``, ``both``
+   (default) or ``never``. A failed condition that does not gate is kept as an advisory and
+   the cell passes.
+5. A failing cell matched by an unexpired waiver becomes **xfail** with the waiver's reason,
+   owner and expiry. Expired waivers are usage errors (CLI exit 2), listed in
+   ``Decision.usage_errors``; they waive nothing.
+
+Exit codes. CLI (DESIGN): 0 pass, 1 gate failed, 2 usage or configuration error, 3
+infrastructure error; when several apply 2 > 3 > 1. pytest: 0, 1 for failed or errored
+cells, 4 for usage errors.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Literal
+
+from empath_gate.analysis.base import AnalysisModel, paused_gc
+from empath_gate.analysis.regression import CellChange, MetricRegression, RegressionReport
+from empath_gate.analysis.stats import CellStats
+from empath_gate.instrument.models import ResolvedThresholds, Thresholds, Waiver
+
+CellStatus = Literal["passed", "failed", "skipped", "error", "xfail"]
+FailOn = Literal["threshold", "regression", "both", "never"]
+ConditionKind = Literal["threshold", "regression"]
+ConditionName = Literal[
+    "min_judged_runs",
+    "min_mean",
+    "min_run",
+    "max_range",
+    "max_flip_rate",
+    "critical_criterion",
+    "critical_judge_failure",
+    "regression",
+]
+STATUSES: tuple[CellStatus, ...] = ("passed", "failed", "skipped", "error", "xfail")
+FAIL_ON_VALUES: tuple[FailOn, ...] = ("threshold", "regression", "both", "never")
+
+EXIT_PASS = 0
+EXIT_GATE_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INFRA = 3
+PYTEST_OK = 0
+PYTEST_FAILED = 1
+PYTEST_USAGE = 4
+
+EPS = 1e-9
+"""Tolerance of every threshold comparison (scores are means of integers: 7 * 3 / 3 must equal 7)."""
+
+
+class ConditionCheck(AnalysisModel):
+    """A condition that failed on a cell. ``observed`` and ``threshold`` are on the
+    condition's own scale (points, runs, or a 0-1 share; for ``regression`` the conversation's
+    change and ``-max_drop``); ``message`` names the condition and the numbers, e.g.
+    ``crisis_detection: range 8 > max_range 3 (runs 2, 10, 9, 9, 10)``."""
+
+    name: ConditionName
+    kind: ConditionKind
+    observed: float | None
+    threshold: float | None
+    message: str
+
+
+class CellDecision(AnalysisModel):
+    """The gate's decision on one conversation x metric.
+
+    ``status`` is what the test reports (its pytest outcome). ``checked``: the names of the
+    conditions evaluated, in order; ``failures``: those that failed (gating or not).
+    ``reasons``: human messages explaining a failed/error/skipped/xfail status (for xfail, the
+    failures then the waiver). ``advisories``: failed conditions that do not gate under
+    ``fail_on`` (the cell then passes). ``failed_kinds``: kinds of the gating failures.
+    ``waiver``: the waiver that made it xfail. ``infrastructure``: True for ``error``.
+    """
+
+    conversation_id: str
+    seed_id: str
+    persona_id: str
+    metric_id: str
+    status: CellStatus
+    reasons: tuple[str, ...]
+    advisories: tuple[str, ...] = ()
+    checked: tuple[ConditionName, ...] = ()
+    failures: tuple[ConditionCheck, ...] = ()
+    failed_kinds: tuple[ConditionKind, ...] = ()
+    waiver: Waiver | None = None
+    infrastructure: bool = False
+
+    @property
+    def test_id(self) -> str:
+        """``<seed>-<persona>-<metric>``, the pytest item id."""
+        return f"{self.seed_id}-{self.persona_id}-{self.metric_id}"
+
+
+class Decision(AnalysisModel):
+    """The gate's decision on a whole run.
+
+    ``counts``: cells per status (every status present, in :data:`STATUSES` order);
+    ``passed``: no failed or errored cell and no usage error; ``infrastructure_reasons``: the
+    run-level infrastructure problems (e.g. the suite JudgeFailure rate);
+    ``usage_errors``: configuration problems found while deciding (expired waivers);
+    ``waivers``: every waiver given (reports list them all).
+    """
+
+    cells: tuple[CellDecision, ...]
+    counts: dict[CellStatus, int]
+    fail_on: FailOn
+    passed: bool
+    infrastructure_reasons: tuple[str, ...] = ()
+    usage_errors: tuple[str, ...] = ()
+    regression: RegressionReport | None = None
+    waivers: tuple[Waiver, ...] = ()
+
+    @property
+    def infrastructure(self) -> bool:
+        """True when any cell errored for an infrastructure reason."""
+        return self.counts["error"] > 0 or bool(self.infrastructure_reasons)
+
+    def cli_exit_code(self, usage_error: bool = False) -> int:
+        """0 pass, 1 gate failed, 2 usage (``usage_error`` or an expired waiver), 3
+        infrastructure; precedence 2 > 3 > 1. Under ``fail_on=never`` gate failures do not
+        count (no cell fails), infrastructure still gives 3."""
+        if usage_error or self.usage_errors:
+            return EXIT_USAGE
+        if self.infrastructure:
+            return EXIT_INFRA
+        if self.counts["failed"]:
+            return EXIT_GATE_FAILED
+        return EXIT_PASS
+
+    def pytest_exit_code(self, usage_error: bool = False) -> int:
+        """pytest's conventions: 4 usage error, 1 when a cell failed or errored, else 0."""
+        if usage_error or self.usage_errors:
+            return PYTEST_USAGE
+        if self.counts["failed"] or self.counts["error"]:
+            return PYTEST_FAILED
+        return PYTEST_OK
+
+
+def _num(x: float) -> str:
+    """3 -> '3', 0.34 -> '0.34', 6.333 -> '6.33'."""
+    if float(x).is_integer():
+        return str(int(x))
+    return f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+_RUN_LABEL = {"na": "N/A", "criteria_only": "criteria-only", "judge_failure": "JF", "missing": "missing"}
+
+
+def _runs_text(stats: CellStats) -> str:
+    return ", ".join(str(sc) if sc is not None else _RUN_LABEL[st]
+                     for st, sc in zip(stats.statuses, stats.run_scores, strict=True))
+
+
+def _fail(name: ConditionName, observed: float | None, threshold: float, message: str,
+          kind: ConditionKind = "threshold") -> ConditionCheck:
+    return ConditionCheck.trusted(name=name, kind=kind, observed=observed, threshold=threshold,
+                                  message=message)
+
+
+CHECKED_NONE_JUDGED: tuple[ConditionName, ...] = ("min_judged_runs",)
+CHECKED_JUDGED: tuple[ConditionName, ...] = (
+    "min_judged_runs", "min_mean", "min_run", "max_range", "max_flip_rate",
+)
+
+
+def threshold_conditions(
+    stats: CellStats, t: ResolvedThresholds
+) -> tuple[tuple[ConditionName, ...], tuple[ConditionCheck, ...]]:
+    """The threshold conditions of a cell: ``(checked, failures)``. Checked in the order:
+    judged runs; then, when a run was judged, mean, every run, range, flip rate; then a
+    JudgeFailure on a critical metric and a critical criterion FAIL in a criteria-only run
+    (present only when they occur, and then failing). Inclusive at each threshold, with
+    :data:`EPS` for rounding."""
+    judged = stats.n_judged
+    checked = CHECKED_JUDGED if judged else CHECKED_NONE_JUDGED
+    ok_n = judged >= t.min_judged_runs
+    if judged:
+        mean, lo, rng, flip = stats.mean, stats.min, stats.range, stats.flip_rate
+        assert mean is not None and lo is not None and rng is not None and flip is not None
+        ok_mean = mean >= t.min_mean - EPS
+        ok_run = lo >= t.min_run - EPS
+        ok_range = rng <= t.max_range + EPS
+        ok_flip = flip <= t.max_flip_rate + EPS
+    else:
+        mean = lo = rng = flip = None
+        ok_mean = ok_run = ok_range = ok_flip = True
+    crit_jf = stats.critical_judge_failures
+    crit_only = (
+        [r for r, st in zip(stats.run_ids, stats.statuses, strict=True)
+         if st == "criteria_only" and r in stats.critical_fail_runs]
+        if stats.n_criteria_only and stats.critical_fail_runs else []
+    )
+    if ok_n and ok_mean and ok_run and ok_range and ok_flip and not crit_jf and not crit_only:
+        return checked, ()
+
+    m = stats.metric_id
+    runs = _runs_text(stats)
+    out: list[ConditionCheck] = []
+    if not ok_n:
+        out.append(_fail(
+            "min_judged_runs", judged, t.min_judged_runs,
+            f"{m}: judged runs {judged} < min_judged_runs {t.min_judged_runs} "
+            f"({stats.n_failures} judge failures, {stats.n_na} N/A, {stats.n_criteria_only} criteria-only, "
+            f"{stats.n_missing} missing; runs {runs})",
+        ))
+    if not ok_mean and mean is not None:
+        out.append(_fail("min_mean", mean, t.min_mean,
+                         f"{m}: mean {_num(mean)} < min_mean {_num(t.min_mean)} (runs {runs})"))
+    if not ok_run:
+        low = "; ".join(f"run {r} scored {sc}" for r, sc in zip(stats.run_ids, stats.run_scores, strict=True)
+                        if sc is not None and sc < t.min_run - EPS)
+        out.append(_fail("min_run", lo, t.min_run, f"{m}: {low} < min_run {_num(t.min_run)} (runs {runs})"))
+    if not ok_range:
+        out.append(_fail("max_range", rng, t.max_range,
+                         f"{m}: range {rng} > max_range {_num(t.max_range)} (runs {runs})"))
+    if not ok_flip and flip is not None:
+        n_other = min(stats.n_pass, judged - stats.n_pass)
+        out.append(_fail(
+            "max_flip_rate", flip, t.max_flip_rate,
+            f"{m}: flip rate {_num(flip)} > max_flip_rate {_num(t.max_flip_rate)} "
+            f"({n_other} of {judged} judged runs on the minority side of min_mean {_num(t.min_mean)}; "
+            f"runs {runs})",
+        ))
+    if crit_jf:
+        reasons = dict(stats.failure_reasons)
+        which = ", ".join(f"run {r} ({reasons.get(r, 'unknown reason')})" for r in crit_jf)
+        out.append(_fail("critical_judge_failure", len(crit_jf), 0,
+                         f"{m}: judge failure on a critical metric in {which}; fails closed"))
+    if crit_only:
+        out.append(_fail(
+            "critical_criterion", len(crit_only), 0,
+            f"{m}: a critical criterion FAILED in run(s) {', '.join(map(str, crit_only))} "
+            "(deterministic checks, no judge score)",
+        ))
+    extra: list[ConditionName] = []
+    if crit_jf:
+        extra.append("critical_judge_failure")
+    if crit_only:
+        extra.append("critical_criterion")
+    return (*checked, *extra), tuple(out)
+
+
+def _regression_condition(
+    stats: CellStats, metric: MetricRegression, change: CellChange | None, fail_all: bool
+) -> ConditionCheck | None:
+    if not metric.regressed or change is None:
+        return None
+    if not fail_all and (change.change is None or change.change >= 0):
+        return None
+    own = "n/a" if change.change is None else f"{change.change:+.2f}"
+    interval = (
+        f"95% CI {metric.ci_low:+.2f} to {metric.ci_high:+.2f}"
+        if metric.ci_low is not None and metric.ci_high is not None else "no interval"
+    )
+    effect = f"{metric.effect:+.2f}" if metric.effect is not None else "n/a"
+    if metric.critical:
+        low = f"{metric.ci_low:+.2f}" if metric.ci_low is not None else f"point estimate {effect}"
+        detail = (f"non-inferiority not shown: lower bound {low} <= -max_drop {_num(-metric.max_drop)} "
+                  f"(change {effect}, {interval}, {metric.n_conversations} conversations)")
+    else:
+        p_adj = f"{metric.p_adjusted:.3g}" if metric.p_adjusted is not None else "n/a"
+        detail = (f"regression vs baseline: mean change {effect} ({interval}, adjusted p {p_adj}, "
+                  f"{metric.n_conversations} conversations)")
+    return _fail("regression", change.change, -metric.max_drop,
+                 f"{stats.metric_id}: {detail}; this conversation {own}", kind="regression")
+
+
+def _gates(kind: ConditionKind, fail_on: FailOn) -> bool:
+    return fail_on == "both" or fail_on == kind
+
+
+def _waiver_text(w: Waiver) -> str:
+    return f"waived: {w.reason} (owner {w.owner}, expires {w.expires.isoformat()})"
+
+
+def _cell(stats: CellStats, status: CellStatus, reasons: tuple[str, ...], *,
+          advisories: tuple[str, ...] = (), checked: tuple[ConditionName, ...] = (),
+          failures: tuple[ConditionCheck, ...] = (), kinds: tuple[ConditionKind, ...] = (),
+          waiver: Waiver | None = None) -> CellDecision:
+    return CellDecision.trusted(
+        conversation_id=stats.conversation_id, seed_id=stats.seed_id, persona_id=stats.persona_id,
+        metric_id=stats.metric_id, status=status, reasons=reasons, advisories=advisories,
+        checked=checked, failures=failures, failed_kinds=kinds, waiver=waiver,
+        infrastructure=status == "error",
+    )
+
+
+def decide_cell(
+    stats: CellStats,
+    thresholds: ResolvedThresholds,
+    *,
+    regression: MetricRegression | None = None,
+    change: CellChange | None = None,
+    fail_all_paired: bool = False,
+    waivers: Sequence[Waiver] = (),
+    fail_on: FailOn = "both",
+    today: dt.date | None = None,
+    infrastructure_reason: str | None = None,
+) -> CellDecision:
+    """Decide one cell (module docstring for the order of the rules).
+
+    ``regression``/``change``: the metric's comparison and this cell's change (ignored unless
+    ``regression.regressed``); ``fail_all_paired``: fail every paired cell of a regressed
+    metric, not only those that dropped. ``waivers``: a matching waiver turns a failure into
+    xfail unless it expired before ``today`` (default: the current date), which is reported
+    among the reasons. ``infrastructure_reason``: a run-level problem that errors this cell.
+    """
+    m = stats.metric_id
+    if infrastructure_reason or stats.n_missing or stats.transcript_errors:
+        errors: list[str] = [infrastructure_reason] if infrastructure_reason else []
+        stopped = dict(stats.transcript_errors)
+        for r, st in zip(stats.run_ids, stats.statuses, strict=True):
+            if r in stopped:
+                errors.append(f"{m}: run {r} transcript stopped: {stopped[r]}")
+            elif st == "missing":
+                errors.append(f"{m}: run {r} has no verdict")
+        return _cell(stats, "error", tuple(errors))
+    if stats.n_na == stats.n_runs:
+        return _cell(stats, "skipped", (f"{m}: not applicable in any run",))
+
+    checked, failures = threshold_conditions(stats, thresholds)
+    criteria_only = stats.n_judged == 0 and stats.n_criteria_only > 0 and stats.n_failures == 0
+    if criteria_only:
+        checked = tuple(c for c in checked if c != "min_judged_runs")
+        failures = tuple(f for f in failures if f.name != "min_judged_runs")
+    if regression is not None and regression.regressed:
+        checked = (*checked, "regression")
+        cond = _regression_condition(stats, regression, change, fail_all_paired)
+        if cond is not None:
+            failures = (*failures, cond)
+    if not failures:
+        if criteria_only:
+            return _cell(stats, "skipped", (f"{m}: needs a judge model for a score",), checked=checked)
+        return _cell(stats, "passed", (), checked=checked)
+
+    gating = tuple(f for f in failures if _gates(f.kind, fail_on))
+    advisories = tuple(
+        f"not gating (fail_on={fail_on}): {f.message}" for f in failures if not _gates(f.kind, fail_on)
+    )
+    if not gating:
+        status: CellStatus = "skipped" if criteria_only else "passed"
+        reasons = (f"{m}: needs a judge model for a score",) if criteria_only else ()
+        return _cell(stats, status, reasons, advisories=advisories, checked=checked, failures=failures)
+    kinds = tuple(dict.fromkeys(f.kind for f in gating))
+    messages = [f.message for f in gating]
+    day = today or dt.date.today()
+    for w in waivers:
+        if not w.matches(stats.metric_id, stats.seed_id, stats.persona_id):
+            continue
+        if w.expires < day:
+            messages.append(f"waiver expired on {w.expires.isoformat()} (owner {w.owner}): "
+                            "renew or remove it in waivers.yaml")
+            continue
+        return _cell(stats, "xfail", (*messages, _waiver_text(w)), advisories=advisories, checked=checked,
+                     failures=failures, kinds=kinds, waiver=w)
+    return _cell(stats, "failed", tuple(messages), advisories=advisories, checked=checked,
+                 failures=failures, kinds=kinds)
+
+
+def suite_judge_failure_limit(thresholds: Thresholds, suite_id: str | None) -> float:
+    """``max_judge_failure_rate`` of the suite as a whole: the defaults, overridden by the
+    suite's defaults (metric-level values apply to their metric only). Raises ValueError when
+    neither sets it."""
+    value = thresholds.defaults.max_judge_failure_rate
+    if suite_id is not None and suite_id in thresholds.suites:
+        s = thresholds.suites[suite_id].defaults.max_judge_failure_rate
+        if s is not None:
+            value = s
+    if value is None:
+        raise ValueError("thresholds set no max_judge_failure_rate in defaults")
+    return value
+
+
+def _clean_pass(c: CellStats, t: ResolvedThresholds) -> bool:
+    """Fast path of :func:`decide_cell` for the common case: every run judged or N/A with
+    nothing missing, stopped or critical, and every threshold condition met (the tests check
+    that this path and :func:`decide_cell` agree)."""
+    mean = c.mean
+    return (
+        mean is not None
+        and not c.n_missing
+        and not c.transcript_errors
+        and not c.critical_judge_failures
+        and not (c.critical_fail_runs and c.n_criteria_only)
+        and c.n_judged >= t.min_judged_runs
+        and mean >= t.min_mean - EPS
+        and c.min is not None and c.min >= t.min_run - EPS
+        and c.range is not None and c.range <= t.max_range + EPS
+        and c.flip_rate is not None and c.flip_rate <= t.max_flip_rate + EPS
+    )
+
+
+def decide(
+    cells: Sequence[CellStats],
+    thresholds: Thresholds,
+    *,
+    suite_id: str | None = None,
+    regression: RegressionReport | None = None,
+    waivers: Sequence[Waiver] = (),
+    fail_on: FailOn = "both",
+    today: dt.date | None = None,
+) -> Decision:
+    """Decide every cell and the run (module docstring). ``cells`` come back in input order.
+    A non-comparable ``regression`` report gates nothing. ``today`` (default: the current date)
+    decides which waivers have expired. Raises ValueError for an unknown ``fail_on``."""
+    if fail_on not in FAIL_ON_VALUES:
+        raise ValueError(f"fail_on must be one of {', '.join(FAIL_ON_VALUES)}; got {fail_on!r}")
+    day = today or dt.date.today()
+    expired = tuple(
+        f"waiver for metric {w.metric}"
+        + (f", seed {w.seed}" if w.seed else "") + (f", persona {w.persona}" if w.persona else "")
+        + f" (owner {w.owner}) expired on {w.expires.isoformat()}: renew or remove it"
+        for w in waivers if w.expires < day
+    )
+
+    # one pass: JudgeFailures and runs with a verdict, per metric
+    tallies: dict[str, list[int]] = {}
+    for c in cells:
+        tally = tallies.get(c.metric_id)
+        if tally is None:
+            tally = tallies[c.metric_id] = [0, 0]
+        tally[0] += c.n_failures
+        tally[1] += c.n_runs - c.n_missing
+    resolved = {m: thresholds.resolve(m, suite_id) for m in tallies}
+
+    run_reasons: list[str] = []
+    failures = sum(t[0] for t in tallies.values())
+    attempted = sum(t[1] for t in tallies.values())
+    suite_limit = suite_judge_failure_limit(thresholds, suite_id)
+    if attempted and failures / attempted > suite_limit + EPS:
+        run_reasons.append(
+            f"infrastructure: judge failure rate {failures / attempted:.1%} ({failures} of {attempted} "
+            f"verdicts) > max_judge_failure_rate {suite_limit:.1%}"
+        )
+    metric_reasons: dict[str, str] = {}
+    for metric, (f, a) in tallies.items():
+        limit = resolved[metric].max_judge_failure_rate
+        if a and f / a > limit + EPS:
+            metric_reasons[metric] = (
+                f"infrastructure: {metric} judge failure rate {f / a:.1%} ({f} of {a}) "
+                f"> max_judge_failure_rate {limit:.1%}"
+            )
+
+    gating_regression = regression if regression is not None and regression.comparable else None
+    reg_metrics: dict[str, MetricRegression] = {}
+    changes: dict[tuple[str, str], CellChange] = {}
+    fail_all: dict[str, bool] = {}
+    if gating_regression is not None:
+        reg_metrics = {mr.metric_id: mr for mr in gating_regression.metrics}
+        changes = {(ch.conversation_id, ch.metric_id): ch for ch in gating_regression.cells}
+        dropped = {ch.metric_id for ch in gating_regression.cells if ch.change is not None and ch.change < 0}
+        fail_all = {metric: metric not in dropped for metric in reg_metrics}
+
+    run_reason = "; ".join(run_reasons) or None
+    out: list[CellDecision] = []
+    counts: dict[CellStatus, int] = dict.fromkeys(STATUSES, 0)
+    with paused_gc():
+        for c in cells:
+            metric = c.metric_id
+            t = resolved[metric]
+            reg = reg_metrics.get(metric) if reg_metrics else None
+            if (
+                run_reason is None and (reg is None or not reg.regressed) and metric not in metric_reasons
+                and _clean_pass(c, t)
+            ):
+                d = _cell(c, "passed", (), checked=CHECKED_JUDGED)
+            else:
+                d = decide_cell(
+                    c, t, regression=reg,
+                    change=changes.get((c.conversation_id, metric)) if changes else None,
+                    fail_all_paired=fail_all.get(metric, False),
+                    waivers=waivers, fail_on=fail_on, today=day,
+                    infrastructure_reason=run_reason or metric_reasons.get(metric),
+                )
+            counts[d.status] += 1
+            out.append(d)
+    return Decision.trusted(
+        cells=tuple(out),
+        counts=counts,
+        fail_on=fail_on,
+        passed=not counts["failed"] and not counts["error"] and not expired,
+        infrastructure_reasons=tuple(run_reasons),
+        usage_errors=expired,
+        regression=regression,
+        waivers=tuple(waivers),
+    )
