@@ -73,7 +73,8 @@ def main() -> None:
                                    expected_runs=n_runs)
     decision = decide(cells, thresholds)
     print(f"plan: {n_transcripts} transcripts ({n_conv} conversations x {n_runs} runs) x "
-          f"{len(METRICS)} metrics = {len(verdicts)} verdicts, {len(cells)} cells (input built in {build:.2f} s, not timed)")
+          f"{len(METRICS)} metrics = {len(verdicts)} verdicts, {len(cells)} cells "
+          f"(input built in {build:.2f} s, not timed)")
     print(f"best of {repeats} (seconds; budget 5 s for statistics + gate):")
     for key, value in best.items():
         print(f"  {key:<11} {value:6.2f}")
