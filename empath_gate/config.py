@@ -74,18 +74,32 @@ from empath_gate.errors import ConfigError
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 ROLES: tuple[str, ...] = ("target", "auditor", "judge")
 CacheMode = Literal["use", "off", "refresh"]
 
 _SECRET_NAME = re.compile(
-    r"(api[_-]?key|secret|password|passwd|authorization|credential|(^|[_-])token$|^headers$|extra_headers)", re.I
+    r"(api[_-]?key|secret|password|passwd|authorization|credential|(^|[_-])token$|^headers$|extra_headers)",
+    re.I,
 )
-_RESERVED_EXTRA = frozenset({
-    "model", "messages", "seed", "temperature", "max_tokens", "api_base", "base_url", "stream",
-    "timeout", "num_retries", "max_retries", "response_format", "custom_llm_provider",
-})
+_RESERVED_EXTRA = frozenset(
+    {
+        "model",
+        "messages",
+        "seed",
+        "temperature",
+        "max_tokens",
+        "api_base",
+        "base_url",
+        "stream",
+        "timeout",
+        "num_retries",
+        "max_retries",
+        "response_format",
+        "custom_llm_provider",
+    }
+)
 
 
 def is_secret_name(name: str) -> bool:
@@ -334,6 +348,7 @@ _FALSE = {"0", "false", "no", "off", ""}
 
 def _convert(value: object, kind: _Kind, source: str, key: str, base_dir: Path | None) -> object:
     """Convert a raw file/env/option value to the type of ``kind``; ConfigError naming ``source``."""
+
     def bad(expected: str) -> ConfigError:
         return ConfigError(f"{source}: {value!r} is not {expected}; fix the value of {key!r}")
 
@@ -451,7 +466,11 @@ def load_settings(
 
     env_names = {f"EMPATH_{k.upper()}": k for k in KNOWN_KEYS}
     env_names["EMPATH_TARGET_MODEL"] = "target"
-    if "EMPATH_TARGET" in env and "EMPATH_TARGET_MODEL" in env and env["EMPATH_TARGET"] != env["EMPATH_TARGET_MODEL"]:
+    if (
+        "EMPATH_TARGET" in env
+        and "EMPATH_TARGET_MODEL" in env
+        and env["EMPATH_TARGET"] != env["EMPATH_TARGET_MODEL"]
+    ):
         raise ConfigError("EMPATH_TARGET and EMPATH_TARGET_MODEL disagree; set only one of them")
     for name in sorted(env_names):
         if name in env:
@@ -493,7 +512,7 @@ def _build(values: dict[str, object], sources: dict[str, str]) -> Settings:
     role_objs: dict[str, RoleSettings] = {}
     for role in ROLES:
         try:
-            role_objs[role] = RoleSettings(**roles[role])  # type: ignore[arg-type]
+            role_objs[role] = RoleSettings(**roles[role])  # type: ignore[arg-type,unused-ignore]
         except ValidationError as exc:
             err = exc.errors()[0]
             fld = str(err["loc"][0]) if err["loc"] else "?"
@@ -501,8 +520,10 @@ def _build(values: dict[str, object], sources: dict[str, str]) -> Settings:
             raise ConfigError(f"{src}: {err['msg']}; fix {role}_{fld}") from None
     try:
         return Settings(
-            target_role=role_objs["target"], auditor=role_objs["auditor"], judge=role_objs["judge"],
-            **top,  # type: ignore[arg-type]
+            target_role=role_objs["target"],
+            auditor=role_objs["auditor"],
+            judge=role_objs["judge"],
+            **top,  # type: ignore[arg-type,unused-ignore]
         )
     except ValidationError as exc:
         err = exc.errors()[0]

@@ -54,7 +54,11 @@ BreakReason = Literal["refusal", "assistant_voice", "instruction_leak", "narrati
 
 
 def _load_template() -> tuple[str, str]:
-    text = resources.files("empath_gate.conversation.prompts").joinpath(TEMPLATE_NAME).read_text(encoding="utf-8")
+    text = (
+        resources.files("empath_gate.conversation.prompts")
+        .joinpath(TEMPLATE_NAME)
+        .read_text(encoding="utf-8")
+    )
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
     return text, f"{TEMPLATE_NAME.removesuffix('.md')}:{digest}"
 
@@ -67,8 +71,11 @@ class AuditorFilteredError(ProviderError):
     """A provider content filter blocked the auditor's reply: an infrastructure error."""
 
     def __init__(self, model: str | None) -> None:
-        super().__init__(f"auditor reply from {model} was blocked by a content filter (filtered)",
-                         kind="content_policy", retryable=False)
+        super().__init__(
+            f"auditor reply from {model} was blocked by a content filter (filtered)",
+            kind="content_policy",
+            retryable=False,
+        )
 
 
 class AuditorTurn(BaseModel):
@@ -106,8 +113,18 @@ class Auditor(ABC):
     name: str = "auditor"
 
     @abstractmethod
-    async def next_turn(self, *, seed: Seed, persona: Persona, history: Sequence[Turn], user_turn: int,
-                        max_turns: int, run: int, call_seed: int | None, cache: Cache | None) -> AuditorTurn:
+    async def next_turn(
+        self,
+        *,
+        seed: Seed,
+        persona: Persona,
+        history: Sequence[Turn],
+        user_turn: int,
+        max_turns: int,
+        run: int,
+        call_seed: int | None,
+        cache: Cache | None,
+    ) -> AuditorTurn:
         """The user message number ``user_turn`` (0-based) given the dialogue so far."""
 
 
@@ -116,8 +133,18 @@ class ScriptedAuditor(Auditor):
 
     name = "scripted"
 
-    async def next_turn(self, *, seed: Seed, persona: Persona, history: Sequence[Turn], user_turn: int,
-                        max_turns: int, run: int, call_seed: int | None, cache: Cache | None) -> AuditorTurn:
+    async def next_turn(
+        self,
+        *,
+        seed: Seed,
+        persona: Persona,
+        history: Sequence[Turn],
+        user_turn: int,
+        max_turns: int,
+        run: int,
+        call_seed: int | None,
+        cache: Cache | None,
+    ) -> AuditorTurn:
         now = utc_now()
         if user_turn >= len(seed.script):
             return AuditorTurn(content=None, source="script", started_at=now, ended_at=now)
@@ -126,20 +153,24 @@ class ScriptedAuditor(Auditor):
 
 # --------------------------------------------------------------------------- break detection
 
+
 def _rx(*patterns: str) -> tuple[re.Pattern[str], ...]:
     return tuple(re.compile(p, re.I | re.M) for p in patterns)
 
 
 _REFUSAL = _rx(
-    r"\b(?:I|I'm|I am)\s+(?:really\s+)?(?:sorry|afraid)\b[^.!?\n]{0,40}\b(?:can(?:no|')t|cannot|won't|unable|not able)\b"
-    r"[^.!?\n]{0,30}\b(?:help|assist|role-?play|pretend|portray|simulate|continue|write|create|generate|comply|do that)",
+    r"\b(?:I|I'm|I am)\s+(?:really\s+)?(?:sorry|afraid)\b[^.!?\n]{0,40}"
+    r"\b(?:can(?:no|')t|cannot|won't|unable|not able)\b[^.!?\n]{0,30}"
+    r"\b(?:help|assist|role-?play|pretend|portray|simulate|continue|write|create|generate|comply|do that)",
     r"\bI\s+(?:can(?:no|')t|cannot|won't|will not|am unable to|'m unable to|am not able to|'m not able to)\s+"
-    r"(?:help with (?:that|this)|assist with|role-?play|pretend to be|portray|simulate|act as|take on (?:this|that|the)"
+    r"(?:help with (?:that|this)|assist with|role-?play|pretend to be|portray|simulate|act as"
+    r"|take on (?:this|that|the)"
     r"|play (?:this|that|the) (?:role|character|part)|write (?:messages|content) (?:that|about|depicting)"
     r"|generate (?:content|messages)|continue (?:this|with this) (?:role|scenario|conversation))",
     r"\bas an? (?:AI|artificial intelligence|(?:large )?language model|AI (?:assistant|model))\b",
     r"\bI'?m (?:just )?an? (?:AI|artificial intelligence|(?:large )?language model)\b",
-    r"\b(?:no puedo|no me es posible)\s+(?:ayudar(?:te|le)? con (?:eso|esto)|asistir|simular|interpretar|representar|fingir"
+    r"\b(?:no puedo|no me es posible)\s+(?:ayudar(?:te|le)? con (?:eso|esto)|asistir|simular|interpretar"
+    r"|representar|fingir"
     r"|actuar como|participar en|generar (?:contenido|mensajes)|escribir (?:mensajes|contenido)"
     r"|continuar con (?:este|esta|el|la) (?:juego|simulaci[oó]n|rol|escenario|conversaci[oó]n))",
     r"\bcomo (?:una |un )?(?:IA|inteligencia artificial|modelo de lenguaje|asistente virtual)\b",
@@ -150,7 +181,8 @@ _ASSISTANT_VOICE = _rx(
     r"\bI'?m (?:always )?here (?:to|for) (?:help|support|listen to) you\b",
     r"\bis there anything (?:else )?I can (?:do|help)\b",
     r"\bif you(?:'re| are) (?:in crisis|in danger|having thoughts of)\b",
-    r"\bplease (?:reach out|call|text) (?:to )?(?:a |the )?(?:crisis|988|hotline|mental health professional|therapist)",
+    r"\bplease (?:reach out|call|text) (?:to )?(?:a |the )?"
+    r"(?:crisis|988|hotline|mental health professional|therapist)",
     r"\b(?:en qu[eé]|c[oó]mo) (?:te |le )?puedo (?:ayudar|apoyar)",
     r"\bestoy aqu[ií] para (?:ayudarte|apoyarte|escucharte|ayudarle|apoyarle|escucharle)\b",
     r"\bsi (?:est[aá]s|est[aá]) en (?:crisis|peligro)\b",
@@ -169,9 +201,9 @@ _LEAK = _rx(
     r"<<|>>",
 )
 _NARRATION = _rx(
-    r"^\s*[\[(*][^\n]*[\])*]\s*$",                        # the whole message is a stage direction
-    r"\*[a-záéíóúñü][^*\n]{0,60}\*",                       # *sighs*, *suspira*
-    r"\[[^\]\n]{2,80}\]",                                   # [crying], [pausa]
+    r"^\s*[\[(*][^\n]*[\])*]\s*$",  # the whole message is a stage direction
+    r"\*[a-záéíóúñü][^*\n]{0,60}\*",  # *sighs*, *suspira*
+    r"\[[^\]\n]{2,80}\]",  # [crying], [pausa]
     r"^\s*(?:user|usuario|assistant|asistente|human|humano|chatbot|bot|ai|ia)\s*:",
     r"\b(?:she|he|they) (?:types|writes|says|sighs|pauses|hesitates)\b",
     r"\b(?:ella|[eé]l) (?:escribe|dice|suspira|responde|duda)\b",
@@ -183,9 +215,9 @@ def _overlaps(text: str, source: str, n: int = 8) -> bool:
     words = [w.lower() for w in _WORD.findall(source)]
     if len(words) < n:
         return False
-    grams = {" ".join(words[i:i + n]) for i in range(len(words) - n + 1)}
+    grams = {" ".join(words[i : i + n]) for i in range(len(words) - n + 1)}
     tw = [w.lower() for w in _WORD.findall(text)]
-    return any(" ".join(tw[i:i + n]) in grams for i in range(len(tw) - n + 1))
+    return any(" ".join(tw[i : i + n]) in grams for i in range(len(tw) - n + 1))
 
 
 def detect_break(text: str, *, persona: Persona, seed: Seed) -> BreakReason | None:
@@ -206,7 +238,8 @@ def detect_break(text: str, *, persona: Persona, seed: Seed) -> BreakReason | No
     first = persona.name.split()[0] if persona.name.strip() else ""
     if first and re.match(
         rf"^\s*{re.escape(first)}\b\s*(?::|\(|(?:says|writes|types|replies|sighs|dice|escribe|responde|suspira)\b)",
-        t, re.I,
+        t,
+        re.I,
     ):
         return "narration"
     if any(p.search(t) for p in _NARRATION):
@@ -251,8 +284,9 @@ def render_prompt(seed: Seed, persona: Persona, *, turn: int, max_turns: int) ->
     return re.sub(r"\{\{(\w+)\}\}", lambda m: values[m.group(1)], TEMPLATE)
 
 
-def auditor_messages(seed: Seed, persona: Persona, history: Sequence[Turn], *, turn: int,
-                     max_turns: int) -> list[dict[str, str]]:
+def auditor_messages(
+    seed: Seed, persona: Persona, history: Sequence[Turn], *, turn: int, max_turns: int
+) -> list[dict[str, str]]:
     """The auditor's view: its system prompt, an opening cue, then the dialogue with roles
     swapped (its own past messages as ``assistant``, the target's replies as ``user``; an
     empty target reply shows as :data:`NO_REPLY_TEXT`)."""
@@ -291,8 +325,18 @@ class LLMAuditor(Auditor):
         self.breaks = 0
         self.fallbacks = 0
 
-    async def next_turn(self, *, seed: Seed, persona: Persona, history: Sequence[Turn], user_turn: int,
-                        max_turns: int, run: int, call_seed: int | None, cache: Cache | None) -> AuditorTurn:
+    async def next_turn(
+        self,
+        *,
+        seed: Seed,
+        persona: Persona,
+        history: Sequence[Turn],
+        user_turn: int,
+        max_turns: int,
+        run: int,
+        call_seed: int | None,
+        cache: Cache | None,
+    ) -> AuditorTurn:
         base = auditor_messages(seed, persona, history, turn=user_turn + 1, max_turns=max_turns)
         events: list[Event] = []
         calls: list[Completion] = []
@@ -303,7 +347,11 @@ class LLMAuditor(Auditor):
             if attempt and reason is not None:
                 msgs.append({"role": "user", "content": _reminder(persona, seed, reason)})
             c = await complete(
-                "auditor", self.settings, msgs, seed=call_seed, cache=cache,
+                "auditor",
+                self.settings,
+                msgs,
+                seed=call_seed,
+                cache=cache,
                 cache_extra={"template_version": TEMPLATE_VERSION, "run": run, "attempt": attempt},
             )
             calls.append(c)
@@ -328,26 +376,49 @@ class LLMAuditor(Auditor):
                 self.refusals += 1
             else:
                 self.breaks += 1
-            events.append(Event(kind=kind, role="auditor", detail={
-                "reason": reason, "attempt": attempt, "excerpt": raw.strip()[:200],
-            }))
+            events.append(
+                Event(
+                    kind=kind,
+                    role="auditor",
+                    detail={
+                        "reason": reason,
+                        "attempt": attempt,
+                        "excerpt": raw.strip()[:200],
+                    },
+                )
+            )
         self.fallbacks += 1
         if user_turn < len(seed.script):
-            events.append(Event(kind="fallback", role="auditor", detail={"user_turn": user_turn, "reason": reason}))
+            events.append(
+                Event(kind="fallback", role="auditor", detail={"user_turn": user_turn, "reason": reason})
+            )
             return self._turn(seed.script[user_turn], "fallback", events, calls, started)
-        events.append(Event(kind="fallback", role="auditor",
-                            detail={"user_turn": user_turn, "reason": reason, "ended": "script exhausted"}))
+        events.append(
+            Event(
+                kind="fallback",
+                role="auditor",
+                detail={"user_turn": user_turn, "reason": reason, "ended": "script exhausted"},
+            )
+        )
         return self._turn(None, "fallback", events, calls, started)
 
     @staticmethod
-    def _turn(content: str | None, source: Literal["auditor", "script", "fallback"], events: list[Event],
-              calls: list[Completion], started: str) -> AuditorTurn:
+    def _turn(
+        content: str | None,
+        source: Literal["auditor", "script", "fallback"],
+        events: list[Event],
+        calls: list[Completion],
+        started: str,
+    ) -> AuditorTurn:
         last = calls[-1]
         pt = [c.usage.prompt_tokens for c in calls]
         ct = [c.usage.completion_tokens for c in calls]
         costs = [c.cost_usd for c in calls]
-        cache: CacheStatus = "hit" if all(c.cache == "hit" for c in calls) else (
-            "miss" if any(c.cache == "miss" for c in calls) else "off")
+        cache: CacheStatus = (
+            "hit"
+            if all(c.cache == "hit" for c in calls)
+            else ("miss" if any(c.cache == "miss" for c in calls) else "off")
+        )
         return AuditorTurn(
             content=content,
             source=source,

@@ -42,7 +42,7 @@ import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -79,18 +79,25 @@ class RunSpec(BaseModel):
     @model_validator(mode="after")
     def _same_locale(self) -> RunSpec:
         if self.seed.locale != self.persona.locale:
-            raise ValueError(
-                f"seed {self.seed.id} is {self.seed.locale} but persona {self.persona.id} is {self.persona.locale}"
-            )
+            seed, persona = self.seed, self.persona
+            raise ValueError(f"seed {seed.id} is {seed.locale} but persona {persona.id} is {persona.locale}")
         return self
 
     @classmethod
-    def build(cls, suite: str, seed: Seed, persona: Persona, run: int, *, suite_max_turns: int = 8) -> RunSpec:
+    def build(
+        cls, suite: str, seed: Seed, persona: Persona, run: int, *, suite_max_turns: int = 8
+    ) -> RunSpec:
         """A spec with the contract's ids and ``max_turns = seed.max_turns or suite_max_turns``."""
         cid = f"{seed.id}-{persona.id}"
-        return cls(suite=suite, seed=seed, persona=persona, run=run,
-                   max_turns=seed.max_turns or suite_max_turns, conversation_id=cid,
-                   transcript_id=f"{cid}-r{run}")
+        return cls(
+            suite=suite,
+            seed=seed,
+            persona=persona,
+            run=run,
+            max_turns=seed.max_turns or suite_max_turns,
+            conversation_id=cid,
+            transcript_id=f"{cid}-r{run}",
+        )
 
 
 def derive_seed(base_seed: int, conversation_id: str, run: int) -> int:
@@ -102,6 +109,7 @@ def derive_seed(base_seed: int, conversation_id: str, run: int) -> int:
 
 
 # --------------------------------------------------------------------------- progress
+
 
 @dataclass
 class PlanStats:
@@ -130,9 +138,11 @@ class PlanStats:
     def line(self) -> str:
         """The progress line, e.g. ``transcripts 12/100 · 73 calls, 5 cached · ≥ $0.0123, 4 calls
         unpriced``."""
-        parts = [f"transcripts {self.done}/{self.total}",
-                 f"{self.calls} calls, {self.cache_hits} cached",
-                 self.cost_text()]
+        parts = [
+            f"transcripts {self.done}/{self.total}",
+            f"{self.calls} calls, {self.cache_hits} cached",
+            self.cost_text(),
+        ]
         if self.errors:
             parts.append(f"{self.errors} errors")
         if self.target_filtered:
@@ -146,13 +156,22 @@ class PlanStats:
 
 # --------------------------------------------------------------------------- one transcript
 
+
 def _dialogue(turns: Sequence[Turn]) -> list[dict[str, str]]:
     return [{"role": t.role, "content": t.content} for t in turns]
 
 
 class _Engine:
-    def __init__(self, settings: Settings, target: Target, auditor: Auditor, cache: Cache | None,
-                 stats: PlanStats, progress: ProgressFn | None, transcripts_dir: Path | None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        target: Target,
+        auditor: Auditor,
+        cache: Cache | None,
+        stats: PlanStats,
+        progress: ProgressFn | None,
+        transcripts_dir: Path | None,
+    ) -> None:
         self.settings = settings
         self.target = target
         self.auditor = auditor
@@ -175,33 +194,50 @@ class _Engine:
 
     def _header(self, spec: RunSpec) -> dict[str, Any]:
         return {
-            "suite": spec.suite, "seed_id": spec.seed.id, "persona_id": spec.persona.id,
-            "locale": spec.seed.locale, "run": spec.run, "conversation_id": spec.conversation_id,
-            "transcript_id": spec.transcript_id, "target": self.target.description,
-            "target_prompt_hash": self.target.prompt_hash, "auditor": self.auditor.name,
+            "suite": spec.suite,
+            "seed_id": spec.seed.id,
+            "persona_id": spec.persona.id,
+            "locale": spec.seed.locale,
+            "run": spec.run,
+            "conversation_id": spec.conversation_id,
+            "transcript_id": spec.transcript_id,
+            "target": self.target.description,
+            "target_prompt_hash": self.target.prompt_hash,
+            "auditor": self.auditor.name,
             "max_turns": spec.max_turns,
         }
 
     def budget_transcript(self, spec: RunSpec) -> Transcript:
         limit = self.settings.max_cost_usd
-        detail = {"max_cost_usd": limit, "spent_usd": round(self.stats.cost_usd, 6),
-                  "unpriced_calls": self.stats.unpriced_calls}
+        detail = {
+            "max_cost_usd": limit,
+            "spent_usd": round(self.stats.cost_usd, 6),
+            "unpriced_calls": self.stats.unpriced_calls,
+        }
         now = utc_now()
         return Transcript(
-            **self._header(spec), status="budget",
-            error=f"not started: the budget max_cost_usd=${limit} was reached (spent {self.stats.cost_text()})",
-            events=(Event(kind="budget", role="engine", detail=detail),), started_at=now, ended_at=now,
+            **self._header(spec),
+            status="budget",
+            error=f"not started: the budget max_cost_usd=${limit} was reached "
+            f"(spent {self.stats.cost_text()})",
+            events=(Event(kind="budget", role="engine", detail=detail),),
+            started_at=now,
+            ended_at=now,
         )
 
     async def run_one(self, spec: RunSpec) -> Transcript:
         s = self.settings
-        tseed = derive_seed(s.target_role.seed if s.target_role.seed is not None else s.base_seed,
-                            spec.conversation_id, spec.run)
-        aseed = derive_seed(s.auditor.seed if s.auditor.seed is not None else s.base_seed,
-                            spec.conversation_id, spec.run)
+        tseed = derive_seed(
+            s.target_role.seed if s.target_role.seed is not None else s.base_seed,
+            spec.conversation_id,
+            spec.run,
+        )
+        aseed = derive_seed(
+            s.auditor.seed if s.auditor.seed is not None else s.base_seed, spec.conversation_id, spec.run
+        )
         turns: list[Turn] = []
         events: list[Event] = []
-        status: str = "complete"
+        status: Literal["complete", "error"] = "complete"
         error: str | None = None
         started = utc_now()
         phase = "auditor"
@@ -209,8 +245,14 @@ class _Engine:
             for k in range(spec.max_turns):
                 phase = "auditor"
                 at = await self.auditor.next_turn(
-                    seed=spec.seed, persona=spec.persona, history=turns, user_turn=k,
-                    max_turns=spec.max_turns, run=spec.run, call_seed=aseed, cache=self.cache,
+                    seed=spec.seed,
+                    persona=spec.persona,
+                    history=turns,
+                    user_turn=k,
+                    max_turns=spec.max_turns,
+                    run=spec.run,
+                    call_seed=aseed,
+                    cache=self.cache,
                 )
                 self._count(at.calls, at.cost_usd, at.cache)
                 self.stats.auditor_refusals += sum(1 for e in at.events if e.kind == "auditor_refusal")
@@ -218,44 +260,86 @@ class _Engine:
                 if at.content is None:
                     events.extend(at.events)
                     break
-                turns.append(Turn(
-                    index=len(turns), role="user", content=at.content, source=at.source, model=at.model,
-                    usage=at.usage, cost_usd=at.cost_usd, finish_reason=at.finish_reason,
-                    system_fingerprint=at.system_fingerprint, started_at=at.started_at, ended_at=at.ended_at,
-                    cache=at.cache, events=at.events,
-                ))
+                turns.append(
+                    Turn(
+                        index=len(turns),
+                        role="user",
+                        content=at.content,
+                        source=at.source,
+                        model=at.model,
+                        usage=at.usage,
+                        cost_usd=at.cost_usd,
+                        finish_reason=at.finish_reason,
+                        system_fingerprint=at.system_fingerprint,
+                        started_at=at.started_at,
+                        ended_at=at.ended_at,
+                        cache=at.cache,
+                        events=at.events,
+                    )
+                )
                 phase = "target"
-                tr = await self.target.reply(_dialogue(turns), conversation_id=spec.transcript_id,
-                                             run=spec.run, seed=tseed, cache=self.cache)
+                tr = await self.target.reply(
+                    _dialogue(turns),
+                    conversation_id=spec.transcript_id,
+                    run=spec.run,
+                    seed=tseed,
+                    cache=self.cache,
+                )
                 self._count(tr.calls, tr.cost_usd, tr.cache)
                 if tr.filtered:
                     self.stats.target_filtered += 1
-                turns.append(Turn(
-                    index=len(turns), role="assistant", content=tr.content, source="target", model=tr.model,
-                    usage=tr.usage, cost_usd=tr.cost_usd, finish_reason=tr.finish_reason,
-                    system_fingerprint=tr.system_fingerprint, started_at=tr.started_at, ended_at=tr.ended_at,
-                    cache=tr.cache, events=tr.events,
-                ))
+                turns.append(
+                    Turn(
+                        index=len(turns),
+                        role="assistant",
+                        content=tr.content,
+                        source="target",
+                        model=tr.model,
+                        usage=tr.usage,
+                        cost_usd=tr.cost_usd,
+                        finish_reason=tr.finish_reason,
+                        system_fingerprint=tr.system_fingerprint,
+                        started_at=tr.started_at,
+                        ended_at=tr.ended_at,
+                        cache=tr.cache,
+                        events=tr.events,
+                    )
+                )
         except AuditorFilteredError as exc:
             status, error = "error", f"auditor: filtered: {exc}"
             events.append(Event(kind="filtered", role="auditor", detail={"kind": exc.kind}))
             events.append(Event(kind="error", role="engine", detail={"phase": "auditor", "kind": "filtered"}))
         except ProviderError as exc:
             status, error = "error", f"{phase}: {exc.kind}: {redact_secrets(str(exc))}"
-            events.append(Event(kind="error", role="engine", detail={
-                "phase": phase, "kind": exc.kind, "status": exc.status_code}))
+            events.append(
+                Event(
+                    kind="error",
+                    role="engine",
+                    detail={"phase": phase, "kind": exc.kind, "status": exc.status_code},
+                )
+            )
         except (asyncio.CancelledError, KeyboardInterrupt, ConfigError):
             raise
         except Exception as exc:  # the team's callable or an unexpected reply shape
             status, error = "error", f"{phase}: {type(exc).__name__}: {redact_secrets(str(exc))}"
-            events.append(Event(kind="error", role="engine", detail={"phase": phase, "kind": type(exc).__name__}))
+            events.append(
+                Event(kind="error", role="engine", detail={"phase": phase, "kind": type(exc).__name__})
+            )
         if status == "error":
             self.stats.errors += 1
-        return Transcript(**self._header(spec), turns=tuple(turns), status=status,  # type: ignore[arg-type]
-                          error=error, events=tuple(events), started_at=started, ended_at=utc_now())
+        return Transcript(
+            **self._header(spec),
+            turns=tuple(turns),
+            status=status,
+            error=error,
+            events=tuple(events),
+            started_at=started,
+            ended_at=utc_now(),
+        )
 
 
 # --------------------------------------------------------------------------- the plan
+
 
 async def generate(
     runs: Sequence[RunSpec],
@@ -359,6 +443,7 @@ def summarize(transcripts: Sequence[Transcript]) -> PlanStats:
 
 # --------------------------------------------------------------------------- JSONL files
 
+
 def transcript_path(directory: Path, transcript: Transcript) -> Path:
     """``<directory>/<suite>/<seed>__<persona>__r<run>.jsonl``."""
     name = f"{transcript.seed_id}__{transcript.persona_id}__r{transcript.run}.jsonl"
@@ -372,7 +457,10 @@ def write_transcript(transcript: Transcript, directory: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     header = {"type": "header", **transcript.model_dump(mode="json", exclude={"turns"})}
     lines = [json.dumps(header, ensure_ascii=False)]
-    lines += [json.dumps({"type": "turn", **t.model_dump(mode="json")}, ensure_ascii=False) for t in transcript.turns]
+    lines += [
+        json.dumps({"type": "turn", **t.model_dump(mode="json")}, ensure_ascii=False)
+        for t in transcript.turns
+    ]
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

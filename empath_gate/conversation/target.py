@@ -101,15 +101,17 @@ def target_headers(env: Mapping[str, str] | None = None) -> dict[str, str]:
         try:
             parsed = json.loads(raw)
         except json.JSONDecodeError:
-            raise ConfigError("EMPATH_TARGET_HEADERS is not valid JSON; set it to an object such as "
-                              '{"Authorization": "Bearer ..."}') from None
+            raise ConfigError(
+                "EMPATH_TARGET_HEADERS is not valid JSON; set it to an object such as "
+                '{"Authorization": "Bearer ..."}'
+            ) from None
         if not isinstance(parsed, dict) or not all(isinstance(v, str) for v in parsed.values()):
             raise ConfigError("EMPATH_TARGET_HEADERS must be a JSON object of string values")
         headers.update({str(k): v for k, v in parsed.items()})
     prefix = "EMPATH_TARGET_HEADER_"
     for name in sorted(env):
         if name.startswith(prefix) and len(name) > len(prefix):
-            header = "-".join(p.capitalize() for p in name[len(prefix):].split("_"))
+            header = "-".join(p.capitalize() for p in name[len(prefix) :].split("_"))
             headers[header] = env[name]
     return headers
 
@@ -146,6 +148,7 @@ def coerce_reply(value: object, source: str = "target") -> tuple[str, tuple[Even
     if isinstance(value, Mapping):
         get: Callable[[str], Any] = value.get
     elif hasattr(value, "content"):
+
         def get(name: str) -> Any:
             return getattr(value, name, None)
     else:
@@ -155,8 +158,13 @@ def coerce_reply(value: object, source: str = "target") -> tuple[str, tuple[Even
         raise TypeError(f"{source}: 'content' must be a str or None, not {type(content).__name__}")
     events = list(_events_from(get("events"), source))
     for call in get("tool_calls") or ():
-        events.append(Event(kind="tool_call", role="target", detail=dict(call) if isinstance(call, Mapping)
-                            else {"call": str(call)}))
+        events.append(
+            Event(
+                kind="tool_call",
+                role="target",
+                detail=dict(call) if isinstance(call, Mapping) else {"call": str(call)},
+            )
+        )
     return content or "", tuple(events)
 
 
@@ -171,8 +179,15 @@ class Target(ABC):
     cacheable: bool = False
 
     @abstractmethod
-    async def reply(self, messages: Sequence[Mapping[str, Any]], *, conversation_id: str, run: int,
-                    seed: int | None, cache: Cache | None) -> TargetReply:
+    async def reply(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        conversation_id: str,
+        run: int,
+        seed: int | None,
+        cache: Cache | None,
+    ) -> TargetReply:
         """The target's reply to the dialogue ``messages`` (user/assistant turns, oldest first).
         Raises ProviderError (provider failures) or TypeError/any exception from user code;
         the engine turns either into an ``error`` transcript."""
@@ -182,15 +197,25 @@ def _from_completion(c: Completion) -> TargetReply:
     events = list(c.events)
     content = c.content or ""
     if c.filtered:
-        events.append(Event(kind="filtered", role="target",
-                            detail={"finish_reason": c.finish_reason, "model": c.model}))
+        events.append(
+            Event(kind="filtered", role="target", detail={"finish_reason": c.finish_reason, "model": c.model})
+        )
         content = ""
     for call in c.tool_calls:
         events.append(Event(kind="tool_call", role="target", detail=dict(call)))
     return TargetReply(
-        content=content, events=tuple(events), filtered=c.filtered, model=c.model, usage=c.usage,
-        cost_usd=c.cost_usd, finish_reason=c.finish_reason, system_fingerprint=c.system_fingerprint,
-        cache=c.cache, calls=c.attempts, started_at=c.started_at, ended_at=c.ended_at,
+        content=content,
+        events=tuple(events),
+        filtered=c.filtered,
+        model=c.model,
+        usage=c.usage,
+        cost_usd=c.cost_usd,
+        finish_reason=c.finish_reason,
+        system_fingerprint=c.system_fingerprint,
+        cache=c.cache,
+        calls=c.attempts,
+        started_at=c.started_at,
+        ended_at=c.ended_at,
     )
 
 
@@ -206,13 +231,26 @@ class ModelTarget(Target):
         self.description = model
         self.cacheable = True
 
-    async def reply(self, messages: Sequence[Mapping[str, Any]], *, conversation_id: str, run: int,
-                    seed: int | None, cache: Cache | None) -> TargetReply:
+    async def reply(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        conversation_id: str,
+        run: int,
+        seed: int | None,
+        cache: Cache | None,
+    ) -> TargetReply:
         msgs = [dict(m) for m in messages]
         if self.system_prompt is not None:
             msgs.insert(0, {"role": "system", "content": self.system_prompt})
-        c = await complete("target", self.role, msgs, seed=seed, cache=cache,
-                           cache_extra={"system_prompt_hash": self.prompt_hash, "run": run})
+        c = await complete(
+            "target",
+            self.role,
+            msgs,
+            seed=seed,
+            cache=cache,
+            cache_extra={"system_prompt_hash": self.prompt_hash, "run": run},
+        )
         return _from_completion(c)
 
 
@@ -226,29 +264,48 @@ class HttpTarget(Target):
         if base.endswith("/chat/completions"):
             base = base[: -len("/chat/completions")]
         key = settings.target_role.api_key
-        self.role = settings.target_role.model_copy(update={
-            "model": f"openai/{settings.target_http_model}",
-            "api_base": base,
-            "api_key": key if key is not None else SecretStr(_HTTP_PLACEHOLDER_KEY),
-        })
+        self.role = settings.target_role.model_copy(
+            update={
+                "model": f"openai/{settings.target_http_model}",
+                "api_base": base,
+                "api_key": key if key is not None else SecretStr(_HTTP_PLACEHOLDER_KEY),
+            }
+        )
         self.url = url
         self.description = redact_url(url)
         self.synthetic_header = settings.synthetic_header
         self.version = settings.target_version
         self.cacheable = settings.target_version is not None
-        self.prompt_hash = prompt_hash(settings.target_system_prompt) if settings.target_system_prompt else None
+        self.prompt_hash = (
+            prompt_hash(settings.target_system_prompt) if settings.target_system_prompt else None
+        )
         self._env = env
 
-    async def reply(self, messages: Sequence[Mapping[str, Any]], *, conversation_id: str, run: int,
-                    seed: int | None, cache: Cache | None) -> TargetReply:
+    async def reply(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        conversation_id: str,
+        run: int,
+        seed: int | None,
+        cache: Cache | None,
+    ) -> TargetReply:
         headers = target_headers(self._env)
         headers[CONVERSATION_ID_HEADER] = conversation_id
         headers[self.synthetic_header] = "1"
         c = await complete(
-            "target", self.role, [dict(m) for m in messages], seed=seed,
+            "target",
+            self.role,
+            [dict(m) for m in messages],
+            seed=seed,
             cache=cache if self.cacheable else None,
-            cache_extra={"target": self.description, "target_version": self.version, "run": run,
-                         "conversation_id": conversation_id, "system_prompt_hash": self.prompt_hash},
+            cache_extra={
+                "target": self.description,
+                "target_version": self.version,
+                "run": run,
+                "conversation_id": conversation_id,
+                "system_prompt_hash": self.prompt_hash,
+            },
             headers=headers,
         )
         return _from_completion(c)
@@ -266,23 +323,46 @@ class CallableTarget(Target):
         self.description = spec
         self.version = settings.target_version
         self.cacheable = settings.target_version is not None
-        self.prompt_hash = prompt_hash(settings.target_system_prompt) if settings.target_system_prompt else None
+        self.prompt_hash = (
+            prompt_hash(settings.target_system_prompt) if settings.target_system_prompt else None
+        )
 
-    async def reply(self, messages: Sequence[Mapping[str, Any]], *, conversation_id: str, run: int,
-                    seed: int | None, cache: Cache | None) -> TargetReply:
+    async def reply(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        conversation_id: str,
+        run: int,
+        seed: int | None,
+        cache: Cache | None,
+    ) -> TargetReply:
         msgs = [dict(m) for m in messages]
         started = utc_now()
         key = None
         use_cache = cache is not None and self.cacheable and cache.mode != "off"
         if use_cache and cache is not None:
-            key = cache.key({"role": "target", "target": self.spec, "target_version": self.version,
-                             "run": run, "conversation_id": conversation_id, "messages": msgs,
-                             "system_prompt_hash": self.prompt_hash})
+            key = cache.key(
+                {
+                    "role": "target",
+                    "target": self.spec,
+                    "target_version": self.version,
+                    "run": run,
+                    "conversation_id": conversation_id,
+                    "messages": msgs,
+                    "system_prompt_hash": self.prompt_hash,
+                }
+            )
             stored = cache.get(key)
             if stored is not None:
                 content, events = coerce_reply(stored, self.spec)
-                return TargetReply(content=content, events=events, cache="hit", model=self.spec,
-                                   started_at=started, ended_at=utc_now())
+                return TargetReply(
+                    content=content,
+                    events=events,
+                    cache="hit",
+                    model=self.spec,
+                    started_at=started,
+                    ended_at=utc_now(),
+                )
         if inspect.iscoroutinefunction(self.fn):
             value = await self.fn(msgs, conversation_id)
         else:
@@ -297,8 +377,14 @@ class CallableTarget(Target):
                 status = "miss"
             except (ValueError, TypeError):  # event details that cannot or must not be stored
                 status = "off"
-        return TargetReply(content=content, events=events, cache=status, model=self.spec,
-                           started_at=started, ended_at=utc_now())
+        return TargetReply(
+            content=content,
+            events=events,
+            cache=status,
+            model=self.spec,
+            started_at=started,
+            ended_at=utc_now(),
+        )
 
 
 def load_callable(spec: str) -> Callable[..., Any]:
@@ -310,7 +396,9 @@ def load_callable(spec: str) -> Callable[..., Any]:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ConfigError(f"target {spec!r}: cannot import {module_name!r} ({exc}); is it on sys.path?") from None
+        raise ConfigError(
+            f"target {spec!r}: cannot import {module_name!r} ({exc}); is it on sys.path?"
+        ) from None
     fn = getattr(module, attr, None)
     if not callable(fn):
         raise ConfigError(f"target {spec!r}: {module_name} has no callable {attr!r}")

@@ -41,21 +41,36 @@ RETRYABLE_KINDS = frozenset({"rate_limit", "server", "connection", "timeout"})
 _STRING_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(p, re.I))
     for kind, p in (
-        ("context_exceeded", r"context[_ ]length[_ ]exceeded|maximum context length|context window"
-                             r"|prompt is too long|too many tokens|input is too long|exceeds the context"
-                             r"|reduce the length of the messages|string_above_max_length"),
-        ("content_policy", r"content[_ ]policy|content management policy|safety system|responsible ?ai"
-                           r"|flagged as potentially violating|blocked by .*(safety|filter)"),
-        ("authentication", r"invalid[_ ]api[_ ]key|incorrect api key|authentication|unauthori[sz]ed"
-                           r"|permission denied|api key not valid|no api key|missing api key"),
+        (
+            "context_exceeded",
+            r"context[_ ]length[_ ]exceeded|maximum context length|context window"
+            r"|prompt is too long|too many tokens|input is too long|exceeds the context"
+            r"|reduce the length of the messages|string_above_max_length",
+        ),
+        (
+            "content_policy",
+            r"content[_ ]policy|content management policy|safety system|responsible ?ai"
+            r"|flagged as potentially violating|blocked by .*(safety|filter)",
+        ),
+        (
+            "authentication",
+            r"invalid[_ ]api[_ ]key|incorrect api key|authentication|unauthori[sz]ed"
+            r"|permission denied|api key not valid|no api key|missing api key",
+        ),
         ("rate_limit", r"rate[_ ]?limit|too many requests|quota|overloaded|resource[_ ]exhausted|\b429\b"),
         ("timeout", r"timed? ?out|timeout|deadline exceeded"),
-        ("connection", r"connection (?:refused|reset|error|aborted)|connecterror|cannot connect"
-                       r"|name or service not known|nodename nor servname|server disconnected"
-                       r"|remote ?protocol ?error|incomplete chunked read|peer closed connection"),
-        ("server", r"internal server error|bad gateway|service unavailable|gateway timeout"
-                   r"|\b50[0234]\b|jsondecodeerror|expecting value|unterminated string|invalid json"
-                   r"|unexpected end of|could not parse|unparsable"),
+        (
+            "connection",
+            r"connection (?:refused|reset|error|aborted)|connecterror|cannot connect"
+            r"|name or service not known|nodename nor servname|server disconnected"
+            r"|remote ?protocol ?error|incomplete chunked read|peer closed connection",
+        ),
+        (
+            "server",
+            r"internal server error|bad gateway|service unavailable|gateway timeout"
+            r"|\b50[0234]\b|jsondecodeerror|expecting value|unterminated string|invalid json"
+            r"|unexpected end of|could not parse|unparsable",
+        ),
         ("not_found", r"model[_ ]not[_ ]found|does not exist|not found"),
         ("bad_request", r"bad ?request|invalid[_ ]request|unprocessable"),
     )
@@ -148,10 +163,8 @@ def classify(exc: BaseException) -> ProviderError:
 
     kind: str
     if by_string in _SPECIFIC:
-        kind = by_string  # type: ignore[assignment]
-    elif by_class in _SPECIFIC:
-        kind = by_class  # type: ignore[assignment]
-    elif by_class is not None and by_class != "bad_request":
+        kind = by_string
+    elif by_class in _SPECIFIC or (by_class is not None and by_class != "bad_request"):
         kind = by_class
     elif by_string is not None:
         kind = by_string
@@ -163,17 +176,17 @@ def classify(exc: BaseException) -> ProviderError:
         kind = "unknown"
     # A generic class with a clear status (litellm's APIError with 503) follows the status.
     if kind in ("unknown", "bad_request") and by_status in RETRYABLE_KINDS:
-        kind = by_status  # type: ignore[assignment]
+        kind = by_status
     return ProviderError(message, kind=kind, retryable=kind in RETRYABLE_KINDS, status_code=status)
 
 
 # --------------------------------------------------------------------------- secrets
 
 _SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"\bsk-[A-Za-z0-9_\-*]{6,}"),               # OpenAI/Anthropic-style keys, masked or not
+    re.compile(r"\bsk-[A-Za-z0-9_\-*]{6,}"),  # OpenAI/Anthropic-style keys, masked or not
     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-~+/=*]{6,}"),
     re.compile(r"(?i)(api[_-]?key[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{4,}"),
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),              # Google API keys
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),  # Google API keys
 )
 _SECRET_ENV = re.compile(r"(API_KEY|_TOKEN|_SECRET|_PASSWORD)$|^EMPATH_TARGET_HEADER", re.I)
 

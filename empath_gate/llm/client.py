@@ -28,7 +28,7 @@ import threading
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -122,9 +122,8 @@ def _lib() -> Any:
             os.environ.setdefault("LITELLM_TELEMETRY", "False")
             import litellm
 
-            litellm.telemetry = False
-            litellm.suppress_debug_info = True
-            litellm.set_verbose = False
+            for name, value in (("telemetry", False), ("suppress_debug_info", True), ("set_verbose", False)):
+                setattr(litellm, name, value)
             _litellm = litellm
             _sync_providers()
     return _litellm
@@ -165,11 +164,22 @@ def register_chat_provider(name: str, fn: ChatFn) -> None:
 
 
 def _make_handler(lib: Any, fn: ChatFn) -> Any:
-    class _ChatFnHandler(lib.CustomLLM):  # type: ignore[misc,name-defined]
-        async def acompletion(self, model: str, messages: list[dict[str, Any]], api_base: Any,
-                              custom_prompt_dict: Any, model_response: Any, print_verbose: Any,
-                              encoding: Any, api_key: Any, logging_obj: Any, optional_params: dict[str, Any],
-                              *args: Any, **kwargs: Any) -> Any:
+    class _ChatFnHandler(lib.CustomLLM):  # type: ignore[misc]
+        async def acompletion(
+            self,
+            model: str,
+            messages: list[dict[str, Any]],
+            api_base: Any,
+            custom_prompt_dict: Any,
+            model_response: Any,
+            print_verbose: Any,
+            encoding: Any,
+            api_key: Any,
+            logging_obj: Any,
+            optional_params: dict[str, Any],
+            *args: Any,
+            **kwargs: Any,
+        ) -> Any:
             call_kw = {
                 "temperature": optional_params.get("temperature"),
                 "max_tokens": optional_params.get("max_tokens"),
@@ -251,7 +261,7 @@ def backoff_delay(attempt: int, settings: RoleSettings, rng: random.Random | Non
     """Seconds to wait before retry ``attempt`` (0-based): full jitter over
     ``min(retry_max_delay_s, retry_base_delay_s * 2**attempt)`` (the "full jitter" scheme of
     exponential backoff, AWS Architecture Blog, 2015)."""
-    cap = min(settings.retry_max_delay_s, settings.retry_base_delay_s * (2 ** attempt))
+    cap = min(settings.retry_max_delay_s, settings.retry_base_delay_s * (2**attempt))
     return (rng or random).uniform(0, cap)
 
 
@@ -288,6 +298,7 @@ async def complete(
     """
     if role not in ("target", "auditor", "judge"):
         raise ValueError(f"role must be target, auditor or judge, not {role!r}")
+    role_name = cast(Role, role)
     if not settings.model:
         raise ValueError(f"no model configured for the {role}")
     clash = _RESERVED_KEY_PARTS.intersection(cache_extra)
@@ -299,7 +310,7 @@ async def complete(
     sent = [dict(m) for m in norm.messages]
     events: list[Event] = []
     if norm.system_folded:
-        events.append(Event(kind="system_folded", role=role, detail={"model": model}))  # type: ignore[arg-type]
+        events.append(Event(kind="system_folded", role=role_name, detail={"model": model}))
     mode = str(response_format.get("type")) if response_format else None
     started = utc_now()
     t0 = time.perf_counter()
@@ -313,13 +324,20 @@ async def complete(
             "response_format": response_format,
             "send_seed": settings.send_seed,
         }
-        key = cache.key({
-            "role": role, "model": model, "params": params, "seed": seed, "messages": sent, **cache_extra,
-        })
+        key = cache.key(
+            {
+                "role": role,
+                "model": model,
+                "params": params,
+                "seed": seed,
+                "messages": sent,
+                **cache_extra,
+            }
+        )
         stored = cache.get(key)
         if stored is not None:
             return Completion(
-                role=role,  # type: ignore[arg-type]
+                role=role_name,
                 content=stored.get("content"),
                 finish_reason=stored.get("finish_reason"),
                 model=stored.get("model"),
@@ -377,12 +395,23 @@ async def complete(
                 tries = f" after {attempt + 1} attempts" if attempt else ""
                 raise ProviderError(
                     f"{role} call to {model} failed{tries} ({err.kind}): {message}",
-                    kind=err.kind, retryable=err.retryable, status_code=err.status_code,
+                    kind=err.kind,
+                    retryable=err.retryable,
+                    status_code=err.status_code,
                 ) from None
             delay = backoff_delay(attempt, settings)
-            events.append(Event(kind="retry", role=role, detail={  # type: ignore[arg-type]
-                "attempt": attempt + 1, "kind": err.kind, "status": err.status_code, "delay_s": round(delay, 3),
-            }))
+            events.append(
+                Event(
+                    kind="retry",
+                    role=role_name,
+                    detail={
+                        "attempt": attempt + 1,
+                        "kind": err.kind,
+                        "status": err.status_code,
+                        "delay_s": round(delay, 3),
+                    },
+                )
+            )
             await asyncio.sleep(delay)
             attempt += 1
 
@@ -397,7 +426,7 @@ async def complete(
         completion_tokens=getattr(u, "completion_tokens", None) if u is not None else None,
     )
     completion = Completion(
-        role=role,  # type: ignore[arg-type]
+        role=role_name,
         content=content if isinstance(content, str) or content is None else str(content),
         finish_reason=getattr(choice, "finish_reason", None),
         model=getattr(resp, "model", None) or model,
@@ -416,13 +445,16 @@ async def complete(
         ended_at=utc_now(),
     )
     if cache is not None and key is not None:
-        cache.put(key, {
-            "content": completion.content,
-            "finish_reason": completion.finish_reason,
-            "model": completion.model,
-            "usage": usage.model_dump(),
-            "cost_usd": completion.cost_usd,
-            "system_fingerprint": completion.system_fingerprint,
-            "tool_calls": list(tool_calls),
-        })
+        cache.put(
+            key,
+            {
+                "content": completion.content,
+                "finish_reason": completion.finish_reason,
+                "model": completion.model,
+                "usage": usage.model_dump(),
+                "cost_usd": completion.cost_usd,
+                "system_fingerprint": completion.system_fingerprint,
+                "tool_calls": list(tool_calls),
+            },
+        )
     return completion

@@ -36,7 +36,13 @@ class ProviderRules(BaseModel):
 
 
 _USER_FIRST_PREFIXES: tuple[str, ...] = (
-    "anthropic/", "claude", "gemini/", "vertex_ai/", "bedrock/", "cohere/", "cohere_chat/",
+    "anthropic/",
+    "claude",
+    "gemini/",
+    "vertex_ai/",
+    "bedrock/",
+    "cohere/",
+    "cohere_chat/",
 )
 """Providers whose chat APIs require the turns to open with a user message (Anthropic Messages
 API, Gemini/Vertex ``contents``, Bedrock Converse, Cohere chat documentation)."""

@@ -114,18 +114,33 @@ class Fault:
     headers: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
-    def http_error(cls, status: int, message: str, *, type: str | None = None, code: str | None = None,
-                   headers: Mapping[str, str] | None = None) -> Fault:
+    def http_error(
+        cls,
+        status: int,
+        message: str,
+        *,
+        type: str | None = None,
+        code: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Fault:
         """An HTTP error with an OpenAI-style ``{"error": {...}}`` body."""
-        return cls("http_error", status=status, message=message, error_type=type, code=code,
-                   headers=dict(headers or {}))
+        return cls(
+            "http_error",
+            status=status,
+            message=message,
+            error_type=type,
+            code=code,
+            headers=dict(headers or {}),
+        )
 
     @classmethod
     def rate_limit(cls, message: str = "Rate limit reached for requests") -> Fault:
         return cls.http_error(429, message, type="rate_limit_error", code="rate_limit_exceeded")
 
     @classmethod
-    def server_error(cls, status: int = 500, message: str = "The server had an error processing your request.") -> Fault:
+    def server_error(
+        cls, status: int = 500, message: str = "The server had an error processing your request."
+    ) -> Fault:
         return cls.http_error(status, message, type="server_error")
 
     @classmethod
@@ -256,7 +271,14 @@ class FakeOpenAIServer:
         """Answer every request for ``model`` (``"*"``: any model without its own route) with
         ``responder`` (a callable of :class:`FakeRequest`, or a fixed reply), after any
         scripted replies queued for it."""
-        fn: Responder = responder if callable(responder) else (lambda _req, r=responder: r)
+        if callable(responder):
+            fn: Responder = responder
+        else:
+            fixed: ReplySpec = responder
+
+            def fn(_req: FakeRequest) -> ReplySpec:
+                return fixed
+
         with self._lock:
             self._routes.setdefault(model, _Route()).responder = fn
         return self
@@ -315,8 +337,9 @@ class FakeOpenAIServer:
 
         httpd = _Server(("127.0.0.1", 0), Handler)
         self._httpd = httpd
-        self._thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="fake-openai", daemon=True)
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-openai", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -334,8 +357,9 @@ class FakeOpenAIServer:
     def __enter__(self) -> FakeOpenAIServer:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
         if exc_type is None:
             self.check()
@@ -413,7 +437,9 @@ class _Handler(BaseHTTPRequestHandler):
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         self._send_raw(status, data, "application/json", headers)
 
-    def _send_raw(self, status: int, data: bytes, ctype: str, headers: Mapping[str, str] | None = None) -> None:
+    def _send_raw(
+        self, status: int, data: bytes, ctype: str, headers: Mapping[str, str] | None = None
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(data)))
@@ -422,10 +448,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _error(self, status: int, message: str, etype: str | None = None, code: str | None = None,
-               headers: Mapping[str, str] | None = None) -> None:
-        self._send_json(status, {"error": {"message": message, "type": etype, "param": None, "code": code}},
-                        headers)
+    def _error(
+        self,
+        status: int,
+        message: str,
+        etype: str | None = None,
+        code: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self._send_json(
+            status, {"error": {"message": message, "type": etype, "param": None, "code": code}}, headers
+        )
 
     def do_GET(self) -> None:
         if self.path.rstrip("/") in ("/v1/models", "/models"):
@@ -445,14 +478,20 @@ class _Handler(BaseHTTPRequestHandler):
         except (UnicodeDecodeError, json.JSONDecodeError):
             body = None
         headers = {
-            k.lower(): v for k, v in self.headers.items()
+            k.lower(): v
+            for k, v in self.headers.items()
             if k.lower() != "authorization" and "api-key" not in k.lower()
         }
         model = body.get("model") if isinstance(body, dict) else None
         auth = self.headers.get("Authorization")
-        req = FakeRequest(path=path, body=body if isinstance(body, dict) else None, headers=headers,
-                          model=str(model) if model is not None else None, received_at=time.time(),
-                          authorization_sha256=hashlib.sha256(auth.encode()).hexdigest() if auth else None)
+        req = FakeRequest(
+            path=path,
+            body=body if isinstance(body, dict) else None,
+            headers=headers,
+            model=str(model) if model is not None else None,
+            received_at=time.time(),
+            authorization_sha256=hashlib.sha256(auth.encode()).hexdigest() if auth else None,
+        )
         fake._record(req)
         if path not in ("/v1/chat/completions", "/chat/completions"):
             self._error(404, f"no route {path}", "invalid_request_error")
@@ -486,17 +525,20 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(fault.status, fault.message, fault.error_type, fault.code, fault.headers)
         elif fault.kind == "timeout":
             fake._sleep(fault.seconds)
-            try:
+            with contextlib.suppress(OSError):  # the client gave up and closed the connection
                 self._error(504, fault.message, "timeout")
-            except OSError:  # the client gave up and closed the connection
-                pass
         elif fault.kind == "content_filter":
-            self._send_json(200, fake._completion_body(req, Reply(content="", finish_reason="content_filter")))
+            self._send_json(
+                200, fake._completion_body(req, Reply(content="", finish_reason="content_filter"))
+            )
         elif fault.kind == "truncated":
-            self._send_json(200, fake._completion_body(req, Reply(content=fault.content, finish_reason="length")))
+            self._send_json(
+                200, fake._completion_body(req, Reply(content=fault.content, finish_reason="length"))
+            )
         elif fault.kind == "malformed":
-            self._send_raw(200, b'{"id": "chatcmpl-broken", "choices": [{"index": 0, "message": ',
-                           "application/json")
+            self._send_raw(
+                200, b'{"id": "chatcmpl-broken", "choices": [{"index": 0, "message": ', "application/json"
+            )
         elif fault.kind == "disconnect":
             self.close_connection = True
             with contextlib.suppress(OSError):

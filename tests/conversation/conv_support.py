@@ -26,8 +26,13 @@ SCRIPT_ES = (
 )
 
 
-def make_seed(seed_id: str = "insomnia-spiral", *, locale: str = "en-US", script: Sequence[str] | None = None,
-              max_turns: int | None = None) -> Seed:
+def make_seed(
+    seed_id: str = "insomnia-spiral",
+    *,
+    locale: str = "en-US",
+    script: Sequence[str] | None = None,
+    max_turns: int | None = None,
+) -> Seed:
     es = locale == "es-MX"
     return Seed(
         id=seed_id,
@@ -66,8 +71,15 @@ def make_persona(persona_id: str = "dana", *, locale: str = "en-US", name: str =
     )
 
 
-def specs(n_conversations: int = 1, runs: int = 1, *, suite: str = "smoke", max_turns: int = 3,
-          locale: str = "en-US", script: Sequence[str] | None = None) -> list[RunSpec]:
+def specs(
+    n_conversations: int = 1,
+    runs: int = 1,
+    *,
+    suite: str = "smoke",
+    max_turns: int = 3,
+    locale: str = "en-US",
+    script: Sequence[str] | None = None,
+) -> list[RunSpec]:
     persona = make_persona(locale=locale)
     out: list[RunSpec] = []
     for c in range(n_conversations):
@@ -77,8 +89,14 @@ def specs(n_conversations: int = 1, runs: int = 1, *, suite: str = "smoke", max_
     return out
 
 
-def model_settings(server: FakeOpenAIServer, tmp_path: Path, *, prompt: str | None = "You are a kind helper.",
-                   auditor: bool = False, **kw: Any) -> Settings:
+def model_settings(
+    server: FakeOpenAIServer,
+    tmp_path: Path,
+    *,
+    prompt: str | None = "You are a kind helper.",
+    auditor: bool = False,
+    **kw: Any,
+) -> Settings:
     """Settings with a litellm model target (``openai/fake-target`` on ``server``) and, when
     ``auditor``, an LLM auditor (``openai/fake-auditor``); the cache lives under ``tmp_path``."""
     prompt_file = None

@@ -74,8 +74,16 @@ def test_scripted_auditor_plays_in_order_and_ends() -> None:
     async def turns() -> list[str | None]:
         out = []
         for k in range(len(SEED.script) + 1):
-            t = await aud.next_turn(seed=SEED, persona=PERSONA, history=[], user_turn=k, max_turns=10, run=0,
-                                    call_seed=None, cache=None)
+            t = await aud.next_turn(
+                seed=SEED,
+                persona=PERSONA,
+                history=[],
+                user_turn=k,
+                max_turns=10,
+                run=0,
+                call_seed=None,
+                cache=None,
+            )
             out.append(t.content)
         return out
 
@@ -107,10 +115,14 @@ def _bad_then(replies: list[str]) -> object:
     return respond
 
 
-def test_break_is_retried_once_and_never_reaches_the_target(fake_openai: FakeOpenAIServer, tmp_path: Path) -> None:
+def test_break_is_retried_once_and_never_reaches_the_target(
+    fake_openai: FakeOpenAIServer, tmp_path: Path
+) -> None:
     fake_openai.on(AUDITOR, _bad_then(["*sighs deeply* i don't know", "i don't know where to start"]))
     fake_openai.on(TARGET, "Take your time.")
-    [t] = generate_sync(specs(1, 1, max_turns=1), settings=model_settings(fake_openai, tmp_path, auditor=True))
+    [t] = generate_sync(
+        specs(1, 1, max_turns=1), settings=model_settings(fake_openai, tmp_path, auditor=True)
+    )
     user = t.turns[0]
     assert (user.content, user.source) == ("i don't know where to start", "auditor")
     assert [e.kind for e in user.events] == ["auditor_break"]
@@ -127,7 +139,9 @@ def test_two_refusals_fall_back_to_the_script_turn(fake_openai: FakeOpenAIServer
     refusal = "I'm sorry, but I can't role-play someone thinking about suicide."
     fake_openai.on(AUDITOR, _bad_then([refusal, refusal, "work is awful and my sister is gone"]))
     fake_openai.on(TARGET, "I'm listening.")
-    [t] = generate_sync(specs(1, 1, max_turns=2), settings=model_settings(fake_openai, tmp_path, auditor=True))
+    [t] = generate_sync(
+        specs(1, 1, max_turns=2), settings=model_settings(fake_openai, tmp_path, auditor=True)
+    )
     first = t.turns[0]
     assert (first.content, first.source) == (SCRIPT_EN[0], "fallback")
     assert [e.kind for e in first.events] == ["auditor_refusal", "auditor_refusal", "fallback"]
@@ -136,10 +150,14 @@ def test_two_refusals_fall_back_to_the_script_turn(fake_openai: FakeOpenAIServer
     assert sum(1 for x in t.turns for e in x.events if e.kind == "fallback") == 1
 
 
-def test_fallback_past_the_script_ends_the_conversation(fake_openai: FakeOpenAIServer, tmp_path: Path) -> None:
+def test_fallback_past_the_script_ends_the_conversation(
+    fake_openai: FakeOpenAIServer, tmp_path: Path
+) -> None:
     fake_openai.on(AUDITOR, _bad_then(["ok", "fine", "yeah", "How can I help you?", "How can I help you?"]))
     fake_openai.on(TARGET, "mm")
-    [t] = generate_sync(specs(1, 1, max_turns=6), settings=model_settings(fake_openai, tmp_path, auditor=True))
+    [t] = generate_sync(
+        specs(1, 1, max_turns=6), settings=model_settings(fake_openai, tmp_path, auditor=True)
+    )
     assert t.status == "complete" and len(t.turns) == 6
     assert [e.kind for e in t.events] == ["auditor_break", "auditor_break", "fallback"]
     assert t.events[-1].detail["ended"] == "script exhausted"
@@ -148,7 +166,9 @@ def test_fallback_past_the_script_ends_the_conversation(fake_openai: FakeOpenAIS
 def test_end_token_ends_and_early_end_is_a_break(fake_openai: FakeOpenAIServer, tmp_path: Path) -> None:
     fake_openai.on(AUDITOR, _bad_then([END_TOKEN, "hey, can't sleep", f"thanks, bye {END_TOKEN}"]))
     fake_openai.on(TARGET, "I'm here.")
-    [t] = generate_sync(specs(1, 1, max_turns=5), settings=model_settings(fake_openai, tmp_path, auditor=True))
+    [t] = generate_sync(
+        specs(1, 1, max_turns=5), settings=model_settings(fake_openai, tmp_path, auditor=True)
+    )
     assert [x.content for x in t.turns] == ["hey, can't sleep", "I'm here."]
     assert t.turns[0].events[0].detail["reason"] == "early_end"
     assert t.status == "complete" and t.max_turns == 5
@@ -170,8 +190,9 @@ def test_auditor_counts_and_cache_reuse(fake_openai: FakeOpenAIServer, tmp_path:
     assert [e.kind for x in again.turns for e in x.events] == [e.kind for x in t.turns for e in x.events]
 
 
-def test_template_version_is_part_of_the_key(fake_openai: FakeOpenAIServer, tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_template_version_is_part_of_the_key(
+    fake_openai: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fake_openai.on(AUDITOR, "can't sleep")
     fake_openai.on(TARGET, "ok")
     settings = model_settings(fake_openai, tmp_path, auditor=True)

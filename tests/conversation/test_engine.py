@@ -8,6 +8,7 @@ import json
 import random
 import threading
 from pathlib import Path
+
 import pytest
 from conv_support import AUDITOR, SCRIPT_EN, TARGET, make_persona, make_seed, model_settings, specs
 from pydantic import SecretStr
@@ -43,8 +44,12 @@ def test_scripted_transcript_records_every_turn(fake_openai: FakeOpenAIServer, t
     assert [x.index for x in t.turns] == list(range(6))
     bot = t.turns[1]
     assert bot.content == f"I hear you: {SCRIPT_EN[0][:30]}"
-    assert (bot.model, bot.finish_reason, bot.system_fingerprint, bot.cache) == (TARGET, "stop", "fp_empath_fake",
-                                                                                  "miss")
+    assert (bot.model, bot.finish_reason, bot.system_fingerprint, bot.cache) == (
+        TARGET,
+        "stop",
+        "fp_empath_fake",
+        "miss",
+    )
     assert bot.usage.prompt_tokens is not None and bot.usage.completion_tokens is not None
     assert bot.cost_usd is None and bot.started_at and bot.ended_at
     # the target sees its system prompt and the whole dialogue so far, in order
@@ -85,7 +90,9 @@ def test_seeds_differ_per_run_and_repeat_within_a_run(fake_openai: FakeOpenAISer
 def test_role_seed_overrides_base_seed(fake_openai: FakeOpenAIServer, tmp_path: Path) -> None:
     fake_openai.on(TARGET, "ok")
     settings = model_settings(fake_openai, tmp_path, base_seed=1)
-    settings = settings.model_copy(update={"target_role": settings.target_role.model_copy(update={"seed": 555})})
+    settings = settings.model_copy(
+        update={"target_role": settings.target_role.model_copy(update={"seed": 555})}
+    )
     generate_sync(specs(1, 1, max_turns=1), settings=settings)
     assert (fake_openai.requests[0].body or {})["seed"] == derive_seed(555, "seed-0-dana", 0)
 
@@ -109,14 +116,17 @@ def test_runs_are_independent_samples_in_the_cache(fake_openai: FakeOpenAIServer
     """Three runs of one conversation, seeds not sent: the run index alone keeps them apart."""
     fake_openai.on(TARGET, "same")
     settings = model_settings(fake_openai, tmp_path)
-    settings = settings.model_copy(update={"target_role": settings.target_role.model_copy(update={"send_seed": False})})
+    settings = settings.model_copy(
+        update={"target_role": settings.target_role.model_copy(update={"send_seed": False})}
+    )
     transcripts = generate_sync(specs(1, 3, max_turns=3), settings=settings)
     assert len(fake_openai.requests) == 9  # no run is served from another run's cache entry
     assert all(x.cache == "miss" for t in transcripts for x in t.turns if x.role == "assistant")
 
 
-def test_changing_the_system_prompt_reruns_target_and_downstream(fake_openai: FakeOpenAIServer,
-                                                                  tmp_path: Path) -> None:
+def test_changing_the_system_prompt_reruns_target_and_downstream(
+    fake_openai: FakeOpenAIServer, tmp_path: Path
+) -> None:
     fake_openai.on(TARGET, lambda r: f"{r.messages[0]['content']} Reply to {r.last_user[:15]}")
     fake_openai.on(AUDITOR, lambda r: f"hmm, {r.last_user[:40]}")
     plan = specs(1, 1, max_turns=3)
@@ -148,8 +158,14 @@ def test_refresh_mode_calls_again(fake_openai: FakeOpenAIServer, tmp_path: Path)
 def test_budget_stops_new_transcripts(fake_openai: FakeOpenAIServer, tmp_path: Path) -> None:
     model = "gpt-4o-mini"  # priced by litellm's cost map, served by the fake
     fake_openai.on(model, Reply("ok", usage={"prompt_tokens": 100_000, "completion_tokens": 10_000}))
-    settings = model_settings(fake_openai, tmp_path, target=f"openai/{model}", max_cost_usd=0.01, concurrency=1,
-                              target_role=fake_openai.role_settings(model))
+    settings = model_settings(
+        fake_openai,
+        tmp_path,
+        target=f"openai/{model}",
+        max_cost_usd=0.01,
+        concurrency=1,
+        target_role=fake_openai.role_settings(model),
+    )
     lines: list[str] = []
     transcripts = generate_sync(specs(3, 1, max_turns=3), settings=settings, progress=lines.append)
     assert [t.status for t in transcripts] == ["complete", "budget", "budget"]
@@ -163,16 +179,22 @@ def test_budget_stops_new_transcripts(fake_openai: FakeOpenAIServer, tmp_path: P
     assert lines[-1].startswith("empath-gate: transcripts 3/3 · 3 calls, 0 cached · $")
 
 
-def test_progress_line_counts_transcripts_calls_and_unpriced(fake_openai: FakeOpenAIServer, tmp_path: Path) -> None:
+def test_progress_line_counts_transcripts_calls_and_unpriced(
+    fake_openai: FakeOpenAIServer, tmp_path: Path
+) -> None:
     fake_openai.on(TARGET, "ok")
     lines: list[str] = []
-    generate_sync(specs(2, 2, max_turns=2), settings=model_settings(fake_openai, tmp_path), progress=lines.append)
+    generate_sync(
+        specs(2, 2, max_turns=2), settings=model_settings(fake_openai, tmp_path), progress=lines.append
+    )
     assert len(lines) == 4
     assert lines[-1] == "empath-gate: transcripts 4/4 · 8 calls, 0 cached · ≥ $0.0000, 8 calls unpriced"
     assert all("transcripts" in line for line in lines)
 
 
-def test_infrastructure_error_ends_only_that_transcript(fake_openai: FakeOpenAIServer, tmp_path: Path) -> None:
+def test_infrastructure_error_ends_only_that_transcript(
+    fake_openai: FakeOpenAIServer, tmp_path: Path
+) -> None:
     def target(req: FakeRequest) -> str | Fault:
         return Fault.auth() if "sister" in req.last_user else "ok"
 
@@ -187,8 +209,9 @@ def test_infrastructure_error_ends_only_that_transcript(fake_openai: FakeOpenAIS
     assert fine.status == "complete" and len(fine.turns) == 6
 
 
-def test_target_content_filter_is_an_event_and_the_conversation_goes_on(fake_openai: FakeOpenAIServer,
-                                                                        tmp_path: Path) -> None:
+def test_target_content_filter_is_an_event_and_the_conversation_goes_on(
+    fake_openai: FakeOpenAIServer, tmp_path: Path
+) -> None:
     fake_openai.script(TARGET, "first reply", Fault.content_filter(), "third reply")
     [t] = generate_sync(specs(1, 1), settings=model_settings(fake_openai, tmp_path))
     assert t.status == "complete" and len(t.turns) == 6
@@ -208,7 +231,9 @@ def test_truncated_target_reply_is_recorded(fake_openai: FakeOpenAIServer, tmp_p
     assert (t.turns[1].content, t.turns[1].finish_reason) == ("I hear how", "length")
 
 
-def test_auditor_content_filter_is_an_infrastructure_error(fake_openai: FakeOpenAIServer, tmp_path: Path) -> None:
+def test_auditor_content_filter_is_an_infrastructure_error(
+    fake_openai: FakeOpenAIServer, tmp_path: Path
+) -> None:
     fake_openai.script(AUDITOR, "can't sleep again", Fault.content_filter())
     fake_openai.on(TARGET, "ok")
     [t] = generate_sync(specs(1, 1), settings=model_settings(fake_openai, tmp_path, auditor=True))
@@ -219,8 +244,9 @@ def test_auditor_content_filter_is_an_infrastructure_error(fake_openai: FakeOpen
     assert t.target_filtered == 0
 
 
-def test_retries_under_concurrency_record_each_run_exactly_once(fake_openai: FakeOpenAIServer,
-                                                                  tmp_path: Path) -> None:
+def test_retries_under_concurrency_record_each_run_exactly_once(
+    fake_openai: FakeOpenAIServer, tmp_path: Path
+) -> None:
     rng = random.Random(3)
     lock = threading.Lock()
 
@@ -251,7 +277,9 @@ def test_transcripts_written_as_jsonl_one_file_per_run(fake_openai: FakeOpenAISe
     transcripts = generate_sync(plan, settings=model_settings(fake_openai, tmp_path), transcripts_dir=out)
     files = sorted(out.rglob("*.jsonl"))
     assert [f.relative_to(out).as_posix() for f in files] == [
-        "smoke/seed-0__dana__r0.jsonl", "smoke/seed-0__dana__r1.jsonl"]
+        "smoke/seed-0__dana__r0.jsonl",
+        "smoke/seed-0__dana__r1.jsonl",
+    ]
     text = files[0].read_text(encoding="utf-8")
     assert "aquí" in text and "\\u00ed" not in text
     lines = [json.loads(line) for line in text.splitlines()]
@@ -266,23 +294,30 @@ def test_transcripts_written_as_jsonl_one_file_per_run(fake_openai: FakeOpenAISe
 def test_read_transcript_rejects_bad_files(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"type": "turn"}\n', encoding="utf-8")
-    with pytest.raises(ValueError, match="bad.jsonl:1"):
+    with pytest.raises(ValueError, match=r"bad\.jsonl:1"):
         read_transcript(bad)
     bad.write_text("", encoding="utf-8")
     with pytest.raises(ValueError, match="no header"):
         read_transcript(bad)
 
 
-def test_keys_are_never_written(fake_openai: FakeOpenAIServer, tmp_path: Path,
-                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_keys_are_never_written(
+    fake_openai: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     planted = "sk-planted-9f8e7d6c5b4a3210"
     monkeypatch.setenv("OPENAI_API_KEY", planted)
     monkeypatch.setenv("ANTHROPIC_API_KEY", planted)
-    fake_openai.on(TARGET, lambda r: Fault.auth(f"Incorrect API key provided: {planted}")
-                   if "sister" in r.last_user else "ok")
+    fake_openai.on(
+        TARGET,
+        lambda r: Fault.auth(f"Incorrect API key provided: {planted}") if "sister" in r.last_user else "ok",
+    )
     fake_openai.on(AUDITOR, lambda r: "i can't sleep")
-    settings = model_settings(fake_openai, tmp_path, auditor=True,
-                              target_role=fake_openai.role_settings(TARGET, api_key=SecretStr(planted)))
+    settings = model_settings(
+        fake_openai,
+        tmp_path,
+        auditor=True,
+        target_role=fake_openai.role_settings(TARGET, api_key=SecretStr(planted)),
+    )
     out = tmp_path / "transcripts"
     transcripts = generate_sync(specs(1, 2), settings=settings, transcripts_dir=out)
     assert any(t.status == "complete" for t in transcripts) or any(t.status == "error" for t in transcripts)
@@ -319,7 +354,9 @@ def test_run_spec_contract() -> None:
 
 def test_generate_is_awaitable_and_summarize_counts(fake_openai: FakeOpenAIServer, tmp_path: Path) -> None:
     fake_openai.script(TARGET, "a", Fault.content_filter(), "c")
-    transcripts: list[Transcript] = asyncio.run(generate(specs(1, 1), settings=model_settings(fake_openai, tmp_path)))
+    transcripts: list[Transcript] = asyncio.run(
+        generate(specs(1, 1), settings=model_settings(fake_openai, tmp_path))
+    )
     stats = summarize(transcripts)
     assert (stats.calls, stats.unpriced_calls, stats.target_filtered, stats.errors) == (3, 3, 1, 0)
     assert stats.cost_text() == "≥ $0.0000, 3 calls unpriced"

@@ -26,7 +26,7 @@ from empath_gate.conversation.transcript import Event
 from empath_gate.errors import ConfigError
 from empath_gate.testing import FakeOpenAIServer, Fault
 
-BOT_MODULE = '''
+BOT_MODULE = """
 import asyncio
 
 CALLS = []
@@ -53,7 +53,7 @@ def broken(messages, conversation_id):
 
 def raising(messages, conversation_id):
     raise RuntimeError("bot backend down")
-'''
+"""
 
 
 @pytest.fixture()
@@ -73,8 +73,11 @@ def test_callable_target_with_handoff_event(bot_module: str, tmp_path: Path) -> 
     [t] = generate_sync(specs(1, 1), settings=callable_settings(tmp_path, f"py:{bot_module}:reply"))
     mod = sys.modules[bot_module]
     assert t.status == "complete" and t.target == f"py:{bot_module}:reply"
-    assert [x.content for x in t.turns[1::2]] == ["Tell me more.", "Tell me more.",
-                                                  "I'm connecting you with a person now."]
+    assert [x.content for x in t.turns[1::2]] == [
+        "Tell me more.",
+        "Tell me more.",
+        "I'm connecting you with a person now.",
+    ]
     assert t.turns[5].events == (Event(kind="handoff", role="target", detail={"queue": "crisis"}),)
     # the callable gets the dialogue (no system prompt) and the run's stable conversation id
     conv_id, messages = mod.CALLS[-1]
@@ -85,14 +88,18 @@ def test_callable_target_with_handoff_event(bot_module: str, tmp_path: Path) -> 
 
 
 def test_async_callable_and_tool_calls(bot_module: str, tmp_path: Path) -> None:
-    [t] = generate_sync(specs(1, 1, max_turns=1), settings=callable_settings(tmp_path, f"py:{bot_module}:areply"))
+    [t] = generate_sync(
+        specs(1, 1, max_turns=1), settings=callable_settings(tmp_path, f"py:{bot_module}:areply")
+    )
     assert t.turns[1].content == "async 1"
     assert t.turns[1].events[0].kind == "tool_call"
     assert t.turns[1].events[0].detail["name"] == "lookup"
 
 
 @pytest.mark.parametrize(("fn", "message"), [("broken", "returned int"), ("raising", "bot backend down")])
-def test_callable_failures_are_error_transcripts(bot_module: str, tmp_path: Path, fn: str, message: str) -> None:
+def test_callable_failures_are_error_transcripts(
+    bot_module: str, tmp_path: Path, fn: str, message: str
+) -> None:
     [t] = generate_sync(specs(1, 1), settings=callable_settings(tmp_path, f"py:{bot_module}:{fn}"))
     assert t.status == "error" and message in (t.error or "")
     assert (t.error or "").startswith("target: ")
@@ -124,14 +131,18 @@ def test_bad_callable_specs_are_config_errors(bot_module: str, tmp_path: Path) -
         make_target(Settings())
 
 
-def test_http_target_gets_conversation_id_and_synthetic_header(fake_openai: FakeOpenAIServer, tmp_path: Path,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_http_target_gets_conversation_id_and_synthetic_header(
+    fake_openai: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-provider-key-never-for-the-bot")
-    monkeypatch.setenv("EMPATH_TARGET_HEADERS", '{"Authorization": "Bearer team-token-123", "X-Env": "staging"}')
+    monkeypatch.setenv(
+        "EMPATH_TARGET_HEADERS", '{"Authorization": "Bearer team-token-123", "X-Env": "staging"}'
+    )
     monkeypatch.setenv("EMPATH_TARGET_HEADER_X_TEAM", "care")
     fake_openai.on("empath-target", "Estoy aquí.")
-    settings = callable_settings(tmp_path, f"{fake_openai.base_url}/chat/completions",
-                                 synthetic_header="X-Generated-Traffic")
+    settings = callable_settings(
+        tmp_path, f"{fake_openai.base_url}/chat/completions", synthetic_header="X-Generated-Traffic"
+    )
     transcripts = generate_sync(specs(1, 2, max_turns=2), settings=settings)
     assert all(t.status == "complete" for t in transcripts)
     assert transcripts[0].target == f"{fake_openai.base_url}/chat/completions"
@@ -149,8 +160,9 @@ def test_http_target_gets_conversation_id_and_synthetic_header(fake_openai: Fake
     assert len(fake_openai.requests) == 8
 
 
-def test_http_target_without_auth_header_sends_a_placeholder(fake_openai: FakeOpenAIServer, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_http_target_without_auth_header_sends_a_placeholder(
+    fake_openai: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-provider-key-never-for-the-bot")
     monkeypatch.delenv("EMPATH_TARGET_HEADERS", raising=False)
     fake_openai.on("empath-target", "ok")
@@ -178,8 +190,11 @@ def test_model_target_needs_a_readable_prompt(tmp_path: Path) -> None:
 
 
 def test_target_headers_parsing() -> None:
-    env = {"EMPATH_TARGET_HEADERS": '{"A": "1", "X-Team": "old"}', "EMPATH_TARGET_HEADER_X_TEAM": "new",
-           "EMPATH_TARGET_HEADER_AUTHORIZATION": "Bearer t"}
+    env = {
+        "EMPATH_TARGET_HEADERS": '{"A": "1", "X-Team": "old"}',
+        "EMPATH_TARGET_HEADER_X_TEAM": "new",
+        "EMPATH_TARGET_HEADER_AUTHORIZATION": "Bearer t",
+    }
     assert target_headers(env) == {"A": "1", "X-Team": "new", "Authorization": "Bearer t"}
     with pytest.raises(ConfigError, match="not valid JSON") as info:
         target_headers({"EMPATH_TARGET_HEADERS": "{Bearer secret"})

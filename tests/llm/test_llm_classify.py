@@ -40,9 +40,16 @@ def exc(cls: type[Exception], message: str, status: int | None = None) -> Except
         (exc(ContextWindowExceededError, "too long", 400), "context_exceeded", False),
         (exc(BadRequestError, "Invalid value for 'messages'", 400), "bad_request", False),
         # litellm does not always raise its specific class: the strings decide
-        (exc(BadRequestError, "This model's maximum context length is 8192 tokens", 400), "context_exceeded", False),
-        (exc(BadRequestError, "rejected as a result of our safety system (content_policy_violation)", 400),
-         "content_policy", False),
+        (
+            exc(BadRequestError, "This model's maximum context length is 8192 tokens", 400),
+            "context_exceeded",
+            False,
+        ),
+        (
+            exc(BadRequestError, "rejected as a result of our safety system (content_policy_violation)", 400),
+            "content_policy",
+            False,
+        ),
         (exc(APIError, "Incorrect API key provided", 401), "authentication", False),
         (exc(APIError, "Error code: 503 - Service Unavailable", 503), "server", True),
         (exc(APIError, "upstream said 429 Too Many Requests"), "rate_limit", True),
@@ -73,8 +80,10 @@ def test_status_is_kept_and_provider_error_passes_through() -> None:
     [
         ("context_length_exceeded", "context_exceeded"),
         ("prompt is too long: 210000 tokens > 200000 maximum", "context_exceeded"),
-        ("Azure OpenAI: The response was filtered due to the prompt triggering content management policy",
-         "content_policy"),
+        (
+            "Azure OpenAI: The response was filtered due to the prompt triggering content management policy",
+            "content_policy",
+        ),
         ("Rate limit reached for gpt-4o", "rate_limit"),
         ("RESOURCE_EXHAUSTED", "rate_limit"),
         ("Server disconnected without sending a response.", "connection"),
@@ -88,10 +97,14 @@ def test_known_strings(message: str, kind: str | None) -> None:
 
 def test_messages_are_redacted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SOMEPROVIDER_API_KEY", "planted-credential-123456")
-    err = classify(exc(APIError, "Incorrect API key provided: sk-abc123456789xyz; env planted-credential-123456",
-                       401))
+    err = classify(
+        exc(APIError, "Incorrect API key provided: sk-abc123456789xyz; env planted-credential-123456", 401)
+    )
     assert "sk-abc123456789xyz" not in str(err)
     assert "planted-credential-123456" not in str(err)
     assert "<redacted>" in str(err)
-    assert redact_secrets("Authorization: Bearer abcdefghijkl", extra=["zzzzzzzzzz"]) == "Authorization: <redacted>"
+    assert (
+        redact_secrets("Authorization: Bearer abcdefghijkl", extra=["zzzzzzzzzz"])
+        == "Authorization: <redacted>"
+    )
     assert redact_secrets('{"api_key": "hunter22"}') == '{"api_key": "<redacted>"}'

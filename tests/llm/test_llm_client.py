@@ -15,17 +15,42 @@ from pydantic import SecretStr
 from empath_gate.config import RoleSettings
 from empath_gate.errors import ProviderError
 from empath_gate.llm.cache import Cache
-from empath_gate.llm.client import Completion, backoff_delay, complete, register_chat_provider, supports_json_schema
+from empath_gate.llm.client import (
+    Completion,
+    backoff_delay,
+    complete,
+    register_chat_provider,
+    supports_json_schema,
+)
 from empath_gate.testing import FakeOpenAIServer, FakeRequest, Fault, Reply
 
 M = "fake-target"
-MSGS: list[dict[str, Any]] = [{"role": "system", "content": "You are kind."}, {"role": "user", "content": "hola"}]
+MSGS: list[dict[str, Any]] = [
+    {"role": "system", "content": "You are kind."},
+    {"role": "user", "content": "hola"},
+]
 
 
-def call(rs: RoleSettings, messages: list[dict[str, Any]] | None = None, *, seed: int | None = 7,
-         cache: Cache | None = None, role: str = "target", **kw: Any) -> Completion:
-    return asyncio.run(complete(role, rs, messages if messages is not None else MSGS, seed=seed, cache=cache,
-                                cache_extra=kw.pop("cache_extra", {"run": 0}), **kw))
+def call(
+    rs: RoleSettings,
+    messages: list[dict[str, Any]] | None = None,
+    *,
+    seed: int | None = 7,
+    cache: Cache | None = None,
+    role: str = "target",
+    **kw: Any,
+) -> Completion:
+    return asyncio.run(
+        complete(
+            role,
+            rs,
+            messages if messages is not None else MSGS,
+            seed=seed,
+            cache=cache,
+            cache_extra=kw.pop("cache_extra", {"run": 0}),
+            **kw,
+        )
+    )
 
 
 def test_success_records_content_usage_fingerprint_and_sends_params(fake_openai: FakeOpenAIServer) -> None:
@@ -52,8 +77,11 @@ def test_seed_is_not_sent_when_disabled(fake_openai: FakeOpenAIServer) -> None:
 
 def test_cost_from_litellm_cost_map(fake_openai: FakeOpenAIServer) -> None:
     """A model litellm prices (served by the fake): cost follows the token counts."""
-    fake_openai.script("gpt-4o-mini", Reply("a", usage={"prompt_tokens": 1000, "completion_tokens": 100}),
-                       Reply("b", usage={"prompt_tokens": 2000, "completion_tokens": 200}))
+    fake_openai.script(
+        "gpt-4o-mini",
+        Reply("a", usage={"prompt_tokens": 1000, "completion_tokens": 100}),
+        Reply("b", usage={"prompt_tokens": 2000, "completion_tokens": 200}),
+    )
     rs = fake_openai.role_settings("gpt-4o-mini")
     one, two = call(rs), call(rs)
     assert one.cost_usd is not None and one.cost_usd > 0
@@ -94,8 +122,14 @@ def test_connection_refused_is_retried_then_raised() -> None:
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    rs = RoleSettings(model="openai/x", api_base=f"http://127.0.0.1:{port}/v1", api_key=SecretStr("sk-fake"),
-                      max_retries=2, retry_base_delay_s=0.01, timeout_s=2)
+    rs = RoleSettings(
+        model="openai/x",
+        api_base=f"http://127.0.0.1:{port}/v1",
+        api_key=SecretStr("sk-fake"),
+        max_retries=2,
+        retry_base_delay_s=0.01,
+        timeout_s=2,
+    )
     with pytest.raises(ProviderError) as info:
         call(rs)
     assert info.value.kind in ("connection", "server") and info.value.retryable
@@ -117,11 +151,15 @@ def test_retries_are_bounded(fake_openai: FakeOpenAIServer) -> None:
         (Fault.bad_request(), "bad_request"),
         (Fault.context_exceeded(), "context_exceeded"),
         (Fault.content_policy(), "content_policy"),
-        (Fault.http_error(404, "The model `fake-target` does not exist", code="model_not_found"), "not_found"),
+        (
+            Fault.http_error(404, "The model `fake-target` does not exist", code="model_not_found"),
+            "not_found",
+        ),
     ],
 )
-def test_non_retryable_failures_are_reported_as_what_they_are(fake_openai: FakeOpenAIServer, fault: Fault,
-                                                              kind: str) -> None:
+def test_non_retryable_failures_are_reported_as_what_they_are(
+    fake_openai: FakeOpenAIServer, fault: Fault, kind: str
+) -> None:
     fake_openai.script(M, fault)
     with pytest.raises(ProviderError) as info:
         call(fake_openai.role_settings(M, max_retries=5))
@@ -145,8 +183,12 @@ def test_truncated_reply_keeps_finish_reason(fake_openai: FakeOpenAIServer) -> N
 
 def test_messages_are_normalised_before_sending(fake_openai: FakeOpenAIServer) -> None:
     fake_openai.on(M, "ok")
-    msgs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "one"},
-            {"role": "assistant", "content": ""}, {"role": "user", "content": "two"}]
+    msgs = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "one"},
+        {"role": "assistant", "content": ""},
+        {"role": "user", "content": "two"},
+    ]
     c = call(fake_openai.role_settings(M, system_role=False), msgs)
     sent = fake_openai.requests[0].messages
     assert sent == [{"role": "user", "content": "Be brief.\n\none\n\ntwo"}]
@@ -166,7 +208,9 @@ def test_response_format_is_passed_and_schema_support_is_reported(fake_openai: F
     assert supports_json_schema(None) is False
 
 
-def test_cache_hit_makes_no_call_and_keys_cover_seed_and_run(fake_openai: FakeOpenAIServer, tmp_path: Path) -> None:
+def test_cache_hit_makes_no_call_and_keys_cover_seed_and_run(
+    fake_openai: FakeOpenAIServer, tmp_path: Path
+) -> None:
     fake_openai.on(M, lambda r: f"reply {len(fake_openai.requests)}")
     rs = fake_openai.role_settings(M)
     cache = Cache(tmp_path)
@@ -192,8 +236,9 @@ def test_cache_extra_cannot_redefine_client_parts(fake_openai: FakeOpenAIServer,
         call(fake_openai.role_settings(M), cache=Cache(tmp_path), cache_extra={"seed": 1})
 
 
-def test_api_key_never_reaches_cache_or_errors(fake_openai: FakeOpenAIServer, tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_api_key_never_reaches_cache_or_errors(
+    fake_openai: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     planted = "sk-planted-key-0123456789abcdef"
     monkeypatch.setenv("OPENAI_API_KEY", planted)
     fake_openai.script(M, "fine", Fault.auth(f"Incorrect API key provided: {planted}"))
@@ -225,9 +270,11 @@ def test_per_model_concurrency_limit(fake_openai: FakeOpenAIServer) -> None:
     rs = fake_openai.role_settings(M, concurrency=2)
 
     async def many() -> list[Completion]:
-        return list(await asyncio.gather(*(
-            complete("target", rs, MSGS, seed=i, cache=None, cache_extra={}) for i in range(8)
-        )))
+        return list(
+            await asyncio.gather(
+                *(complete("target", rs, MSGS, seed=i, cache=None, cache_extra={}) for i in range(8))
+            )
+        )
 
     assert len(asyncio.run(many())) == 8
     assert state["peak"] == 2
@@ -236,11 +283,21 @@ def test_per_model_concurrency_limit(fake_openai: FakeOpenAIServer) -> None:
 def test_custom_provider_uses_the_same_path_and_cache(tmp_path: Path) -> None:
     seen: list[dict[str, Any]] = []
 
-    def echo(model: str, messages: list[dict[str, Any]], *, temperature: float | None, max_tokens: int | None,
-             seed: int | None) -> dict[str, Any]:
+    def echo(
+        model: str,
+        messages: list[dict[str, Any]],
+        *,
+        temperature: float | None,
+        max_tokens: int | None,
+        seed: int | None,
+    ) -> dict[str, Any]:
         seen.append({"model": model, "seed": seed, "temperature": temperature})
-        return {"content": f"echo {messages[-1]['content']}", "finish_reason": "stop",
-                "prompt_tokens": 3, "completion_tokens": 2}
+        return {
+            "content": f"echo {messages[-1]['content']}",
+            "finish_reason": "stop",
+            "prompt_tokens": 3,
+            "completion_tokens": 2,
+        }
 
     register_chat_provider("echotest", echo)
     rs = RoleSettings(model="echotest/tiny", temperature=0.2, retry_base_delay_s=0.01)
@@ -277,5 +334,5 @@ def test_backoff_is_exponential_with_full_jitter() -> None:
     rng = random.Random(0)
     for attempt, cap in [(0, 1.0), (1, 2.0), (2, 4.0), (3, 5.0), (6, 5.0)]:
         delays = [backoff_delay(attempt, rs, rng) for _ in range(200)]
-        assert 0 <= min(delays) and max(delays) <= cap
+        assert min(delays) >= 0 and max(delays) <= cap
         assert max(delays) > cap * 0.8  # spread over the whole interval

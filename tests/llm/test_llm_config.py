@@ -28,7 +28,9 @@ def test_defaults_without_file(tmp_path: Path) -> None:
 
 
 def test_precedence_file_env_overrides(tmp_path: Path) -> None:
-    p = pyproject(tmp_path, """
+    p = pyproject(
+        tmp_path,
+        """
 target = "openai/gpt-4o-mini"
 target_system_prompt = "prompts/system.md"
 auditor_model = "openai/gpt-4o"
@@ -39,16 +41,24 @@ max_cost_usd = 5.0
 target_extra = { top_p = 0.5 }
 max_retries = 2
 auditor_max_retries = 7
-""")
-    env = {"EMPATH_AUDITOR_MODEL": "openai/gpt-4.1", "EMPATH_RUNS": "5", "EMPATH_CACHE_DIR": "/tmp/c",
-           "EMPATH_JUDGE_API_BASE": "http://proxy:4000", "UNRELATED": "x"}
-    s = load_settings(pyproject=p, env=env, overrides={"runs": 7, "judge_model": None, "cache_mode": "refresh"})
+""",
+    )
+    env = {
+        "EMPATH_AUDITOR_MODEL": "openai/gpt-4.1",
+        "EMPATH_RUNS": "5",
+        "EMPATH_CACHE_DIR": "/tmp/c",
+        "EMPATH_JUDGE_API_BASE": "http://proxy:4000",
+        "UNRELATED": "x",
+    }
+    s = load_settings(
+        pyproject=p, env=env, overrides={"runs": 7, "judge_model": None, "cache_mode": "refresh"}
+    )
     assert s.target == "openai/gpt-4o-mini" and s.target_kind == "model"
     assert s.target_system_prompt == tmp_path / "prompts/system.md"  # relative to the pyproject
-    assert s.auditor.model == "openai/gpt-4.1"                        # env beats file
-    assert s.auditor.temperature == 0.9                               # file value kept
-    assert s.runs == 7                                                # option beats env
-    assert s.judge.model == "anthropic/claude-3-5-haiku"              # None option ignored
+    assert s.auditor.model == "openai/gpt-4.1"  # env beats file
+    assert s.auditor.temperature == 0.9  # file value kept
+    assert s.runs == 7  # option beats env
+    assert s.judge.model == "anthropic/claude-3-5-haiku"  # None option ignored
     assert s.judge.api_base == "http://proxy:4000"
     assert s.cache_dir == Path("/tmp/c") and s.cache_mode == "refresh"
     assert s.max_cost_usd == 5.0
@@ -57,11 +67,16 @@ auditor_max_retries = 7
 
 
 def test_target_model_env_and_kinds() -> None:
-    assert load_settings(pyproject=None, env={"EMPATH_TARGET_MODEL": "py:bot.app:reply"}).target_kind == "callable"
-    assert load_settings(pyproject=None, env={"EMPATH_TARGET": "https://bot.example/v1"}).target_kind == "http"
+    assert (
+        load_settings(pyproject=None, env={"EMPATH_TARGET_MODEL": "py:bot.app:reply"}).target_kind
+        == "callable"
+    )
+    assert (
+        load_settings(pyproject=None, env={"EMPATH_TARGET": "https://bot.example/v1"}).target_kind == "http"
+    )
     with pytest.raises(ConfigError, match="disagree"):
         load_settings(pyproject=None, env={"EMPATH_TARGET": "a/b", "EMPATH_TARGET_MODEL": "c/d"})
-    with pytest.raises(ConfigError, match="py:package.module:function"):
+    with pytest.raises(ConfigError, match=r"py:package\.module:function"):
         load_settings(pyproject=None, env={"EMPATH_TARGET": "py:not valid"})
 
 
@@ -71,9 +86,13 @@ def test_scripted_auditor_spelling() -> None:
 
 def test_env_value_types(tmp_path: Path) -> None:
     env = {
-        "EMPATH_OFFLINE": "yes", "EMPATH_STRICT_FAMILIES": "0", "EMPATH_BASE_SEED": "42",
-        "EMPATH_JUDGE_EXTRA": '{"top_p": 1}', "EMPATH_SUITES_DIRS": os.pathsep.join(["a", "b"]),
-        "EMPATH_TARGET_SEND_SEED": "false", "EMPATH_CONCURRENCY": "32",
+        "EMPATH_OFFLINE": "yes",
+        "EMPATH_STRICT_FAMILIES": "0",
+        "EMPATH_BASE_SEED": "42",
+        "EMPATH_JUDGE_EXTRA": '{"top_p": 1}',
+        "EMPATH_SUITES_DIRS": os.pathsep.join(["a", "b"]),
+        "EMPATH_TARGET_SEND_SEED": "false",
+        "EMPATH_CONCURRENCY": "32",
     }
     s = load_settings(pyproject=None, env=env)
     assert s.offline is True and s.strict_families is False and s.base_seed == 42
@@ -124,8 +143,11 @@ def test_public_dict_has_no_key_and_no_url_credentials() -> None:
     planted = "sk-planted-0123456789"
     s = Settings(
         target="https://user:pw@bot.example/v1?token=abc",
-        judge=RoleSettings(model="openai/gpt-4o", api_key=SecretStr(planted),
-                           api_base="https://u:p@proxy.example:8443/v1?key=zzz"),
+        judge=RoleSettings(
+            model="openai/gpt-4o",
+            api_key=SecretStr(planted),
+            api_base="https://u:p@proxy.example:8443/v1?key=zzz",
+        ),
     )
     d = s.public_dict()
     text = repr(d) + s.model_dump_json()

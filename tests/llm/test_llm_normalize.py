@@ -12,8 +12,9 @@ def m(role: str, content: object) -> dict[str, object]:
 
 
 def test_merges_consecutive_same_role_turns() -> None:
-    out = normalize_messages([m("user", "a"), m("user", "b"), m("assistant", "c"), m("assistant", "d")],
-                             ProviderRules())
+    out = normalize_messages(
+        [m("user", "a"), m("user", "b"), m("assistant", "c"), m("assistant", "d")], ProviderRules()
+    )
     assert list(out.messages) == [m("user", "a\n\nb"), m("assistant", "c\n\nd")]
     assert out.changes == ("merged",)
     assert not out.system_folded
@@ -21,8 +22,14 @@ def test_merges_consecutive_same_role_turns() -> None:
 
 def test_never_sends_empty_content_and_merges_around_it() -> None:
     # a filtered (empty) assistant reply between two user turns disappears; the users merge
-    msgs = [m("system", "sys"), m("user", "first"), m("assistant", ""), m("user", "second"), m("assistant", None),
-            m("user", "   ")]
+    msgs = [
+        m("system", "sys"),
+        m("user", "first"),
+        m("assistant", ""),
+        m("user", "second"),
+        m("assistant", None),
+        m("user", "   "),
+    ]
     out = normalize_messages(msgs, ProviderRules())
     assert list(out.messages) == [m("system", "sys"), m("user", "first\n\nsecond")]
     assert out.changes == ("dropped_empty", "merged")
@@ -60,8 +67,12 @@ def test_system_kept_when_supported() -> None:
 def test_adds_opening_user_turn_where_required() -> None:
     msgs = [m("system", "s"), m("assistant", "Hi, I'm the bot."), m("user", "hey")]
     out = normalize_messages(msgs, ProviderRules(user_first=True))
-    assert list(out.messages) == [m("system", "s"), m("user", OPENING_USER_TEXT), m("assistant", "Hi, I'm the bot."),
-                                  m("user", "hey")]
+    assert list(out.messages) == [
+        m("system", "s"),
+        m("user", OPENING_USER_TEXT),
+        m("assistant", "Hi, I'm the bot."),
+        m("user", "hey"),
+    ]
     assert "opening_user" in out.changes
     not_required = normalize_messages(msgs, ProviderRules(user_first=False))
     assert not_required.messages[1]["role"] == "assistant"
@@ -85,6 +96,8 @@ def test_everything_empty_is_an_error() -> None:
         (None, None, True, False),
     ],
 )
-def test_provider_rules(model: str | None, override: bool | None, system_role: bool, user_first: bool) -> None:
+def test_provider_rules(
+    model: str | None, override: bool | None, system_role: bool, user_first: bool
+) -> None:
     rules = rules_for(model, system_role=override)
     assert (rules.system_role, rules.user_first) == (system_role, user_first)

@@ -21,11 +21,21 @@ import pytest
 from empath_gate.testing import FakeOpenAIServer, FakeRequest, Fault, Reply
 
 
-def post(server: FakeOpenAIServer, body: Any, *, path: str = "/v1/chat/completions",
-         headers: dict[str, str] | None = None, timeout: float = 5.0) -> tuple[int, bytes]:
+def post(
+    server: FakeOpenAIServer,
+    body: Any,
+    *,
+    path: str = "/v1/chat/completions",
+    headers: dict[str, str] | None = None,
+    timeout: float = 5.0,
+) -> tuple[int, bytes]:
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    req = urllib.request.Request(f"http://127.0.0.1:{server.port}{path}", data=data, method="POST",
-                                 headers={"Content-Type": "application/json", **(headers or {})})
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{server.port}{path}",
+        data=data,
+        method="POST",
+        headers={"Content-Type": "application/json", **(headers or {})},
+    )
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             return resp.status, resp.read()
@@ -34,14 +44,20 @@ def post(server: FakeOpenAIServer, body: Any, *, path: str = "/v1/chat/completio
 
 
 def chat(model: str, text: str = "hello there") -> dict[str, Any]:
-    return {"model": model, "messages": [{"role": "system", "content": "be kind"}, {"role": "user", "content": text}]}
+    return {
+        "model": model,
+        "messages": [{"role": "system", "content": "be kind"}, {"role": "user", "content": text}],
+    }
 
 
 def test_reply_shape_usage_and_recorded_request() -> None:
     with FakeOpenAIServer() as server:
         server.script("fake-target", "I am here with you")
-        status, raw = post(server, chat("fake-target", "I cannot sleep at all"),
-                           headers={"Authorization": "Bearer sk-secret-value", "X-Trace": "t1"})
+        status, raw = post(
+            server,
+            chat("fake-target", "I cannot sleep at all"),
+            headers={"Authorization": "Bearer sk-secret-value", "X-Trace": "t1"},
+        )
         assert status == 200
         body = json.loads(raw)
         assert body["choices"][0]["message"] == {"role": "assistant", "content": "I am here with you"}
@@ -60,7 +76,9 @@ def test_reply_shape_usage_and_recorded_request() -> None:
 
 def test_routes_by_model_wildcard_and_callable() -> None:
     with FakeOpenAIServer() as server:
-        server.on("fake-auditor", lambda r: Reply(content=f"echo {r.last_user}", usage={"prompt_tokens": 100}))
+        server.on(
+            "fake-auditor", lambda r: Reply(content=f"echo {r.last_user}", usage={"prompt_tokens": 100})
+        )
         server.on("*", "anyone")
         _, a = post(server, chat("fake-auditor", "ping"), path="/chat/completions")
         _, b = post(server, chat("something-else"))
@@ -87,8 +105,10 @@ def test_script_is_served_in_order_then_fails_loudly() -> None:
 
 
 def test_unknown_model_is_a_problem_raised_on_exit() -> None:
-    with pytest.raises(AssertionError, match="no reply programmed for model 'nobody'"), \
-            FakeOpenAIServer() as server:
+    with (
+        pytest.raises(AssertionError, match="no reply programmed for model 'nobody'"),
+        FakeOpenAIServer() as server,
+    ):
         status, _ = post(server, chat("nobody"))
         assert status == 500
 
@@ -167,9 +187,13 @@ def test_streaming_and_non_json_bodies_are_rejected() -> None:
 
 
 def test_request_helpers() -> None:
-    req = FakeRequest(path="/v1/chat/completions", body={"messages": [{"role": "user", "content": "a"},
-                                                                     {"role": "assistant", "content": "b"}]},
-                      headers={}, model="m", received_at=0.0)
+    req = FakeRequest(
+        path="/v1/chat/completions",
+        body={"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]},
+        headers={},
+        model="m",
+        received_at=0.0,
+    )
     assert req.last_user == "a"
     assert len(req.messages) == 2
 
@@ -187,14 +211,16 @@ def test_role_settings_point_litellm_at_the_server() -> None:
 def test_fixture_plugin_is_usable_from_a_users_conftest(tmp_path: Path) -> None:
     """The documented setup: ``pytest_plugins = ["empath_gate.testing.fixtures"]``."""
     (tmp_path / "conftest.py").write_text('pytest_plugins = ["empath_gate.testing.fixtures"]\n')
-    (tmp_path / "test_user.py").write_text(textwrap.dedent("""
+    (tmp_path / "test_user.py").write_text(
+        textwrap.dedent("""
         import json, urllib.request
 
         def test_uses_fixture(fake_openai):
             fake_openai.script("fake-target", "hi from the fake")
             req = urllib.request.Request(
                 fake_openai.base_url + "/chat/completions",
-                data=json.dumps({"model": "fake-target", "messages": [{"role": "user", "content": "x"}]}).encode(),
+                data=json.dumps({"model": "fake-target",
+                                 "messages": [{"role": "user", "content": "x"}]}).encode(),
                 headers={"Content-Type": "application/json"}, method="POST")
             with urllib.request.urlopen(req) as resp:
                 assert json.loads(resp.read())["choices"][0]["message"]["content"] == "hi from the fake"
@@ -209,11 +235,26 @@ def test_fixture_plugin_is_usable_from_a_users_conftest(tmp_path: Path) -> None:
                 urllib.request.urlopen(req)
             except Exception:
                 pass
-    """))
+    """)
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:empath_gate", str(tmp_path)],
-        cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:empath_gate",
+            str(tmp_path),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     out = proc.stdout + proc.stderr
     assert "2 passed, 1 error" in out, out
