@@ -1,0 +1,450 @@
+"""Reading the files that calibration, agreement and reliability work on (the only I/O here).
+
+Every reader raises :class:`~empath_gate.errors.ConfigError` naming the file (and the line or
+row) and what to fix. Shapes read:
+
+* **Gold labels** (:func:`read_gold`): JSONL (one object per line) or CSV with a header, with
+  ``conversation_id``, ``run`` (0-based int), ``metric`` (or ``metric_id``) and ``score``
+  (1-10). Blank lines are skipped.
+* **Results files** (:func:`read_results`): a JSON document written by ``empath-gate run`` or
+  the pytest plugin. Its schema lives with the results module; this reader picks only what it
+  needs, defensively (:func:`results_adapter`): verdict dicts with ``transcript_id``,
+  ``metric_id``, ``status``, ``score``, optional ``judge_model`` and ``rejudge``, found in a
+  top-level ``verdicts`` list, or in the ``verdicts`` of each entry of ``runs`` or
+  ``transcripts``; the judge model from ``metadata.judge.model`` (or ``metadata.judge`` when it
+  is a string, else the verdicts' ``judge_model``).
+* **Paired scores** (:func:`read_pairs`): the peer release's
+  ``s2_grid_and_interjudge.json`` shape, recognised by its keys ``grid_A``, ``grid_B`` and
+  ``pairs_by_model``: ``pairs_by_model[model]`` lists ``[judge_A, judge_B]`` pairs in **sorted
+  metric-id order** (checked against the grids); its ``agreement`` block is kept as the
+  published figures. Otherwise a JSON list, JSONL or CSV of rows with ``metric`` (or
+  ``metric_id``), ``a`` and ``b``, and optional ``item_id`` and ``group``.
+* **Standard vs strict** (:func:`read_standard_vs_strict`): a JSON list of rows ``{id, metric,
+  original_score, strict_score, error, target}`` (the peer's ``s1_calibration.json``), or the
+  same with ``standard``/``strict``; scores are read as they are (a 0 stays 0).
+* **Preferences** (:func:`read_preferences`): a directory of CSV files with one row per
+  rated sub-item; a rater column ``clinician`` or ``rater`` (or, for a file with
+  ``judge_preferred_system``, the rater ``judge``), ``entry_id``, and the preferred system in
+  ``preferred_system`` / ``judge_preferred_system``. One preference per rater and entry: rows
+  of one entry must agree.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from empath_gate.analysis.agreement import PairedScore
+from empath_gate.analysis.base import AnalysisModel
+from empath_gate.analysis.calibration import RubricRow
+from empath_gate.analysis.stats import parse_transcript_id
+from empath_gate.errors import ConfigError
+
+NO_PREFERENCE = frozenset({"", "none", "tie", "no preference", "n/a", "na"})
+"""Preference values that state no A/B preference (compared case-insensitively)."""
+
+
+class GoldScore(AnalysisModel):
+    """A gold label: the score (1-10) a reference rater gave a conversation's run on a metric."""
+
+    conversation_id: str
+    run: int
+    metric_id: str
+    score: float
+
+
+class JudgedScore(AnalysisModel):
+    """One verdict picked from a results file. ``score`` is set only for ``status == "scored"``."""
+
+    transcript_id: str
+    conversation_id: str
+    run: int
+    metric_id: str
+    status: str
+    score: float | None
+    rejudge: int = 0
+    judge_model: str | None = None
+
+
+class ResultsScores(AnalysisModel):
+    """What :func:`read_results` keeps of a results file."""
+
+    path: str
+    judge_model: str | None
+    scores: tuple[JudgedScore, ...]
+
+
+class PairsFile(AnalysisModel):
+    """Paired scores read from one file; ``shape`` is ``interjudge-grid`` (the peer release's
+    s2 file) or ``rows``; ``published``: the file's own agreement figures, when it has them."""
+
+    path: str
+    shape: str
+    pairs: tuple[PairedScore, ...]
+    published: dict[str, float] | None = None
+
+
+class Preferences(AnalysisModel):
+    """Preferred system per rater and entry; ``None`` = no A/B preference (or a tie).
+    ``raters`` in the order they were found (files sorted by name, rows in file order)."""
+
+    raters: tuple[str, ...]
+    ratings: dict[str, dict[str, str | None]]
+    categories: tuple[str, ...]
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _open_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path}: file not found") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot be read as UTF-8 text ({exc})") from exc
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(_open_text(path))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
+
+
+def _records(path: Path) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """``(location, row)`` of a CSV (header row), JSONL or JSON-list file, chosen by suffix
+    (``.csv``; ``.jsonl``; ``.json``) or, for another suffix, by the first character."""
+    text = _open_text(path)
+    suffix = path.suffix.lower()
+    first = text.lstrip()[:1]
+    if suffix == ".csv" or (suffix not in (".json", ".jsonl") and first not in ("{", "[")):
+        reader = csv.DictReader(text.splitlines())
+        for i, row in enumerate(reader, start=2):
+            yield f"{path}:{i}", row
+        return
+    if suffix == ".json" or first == "[":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
+        if not isinstance(data, list):
+            raise ConfigError(f"{path}: expected a JSON list of rows")
+        for i, row in enumerate(data):
+            if not isinstance(row, dict):
+                raise ConfigError(f"{path}: row {i} is not an object")
+            yield f"{path}: row {i}", row
+        return
+    for i, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}:{i}: not valid JSON ({exc.msg})") from exc
+        if not isinstance(row, dict):
+            raise ConfigError(f"{path}:{i}: expected a JSON object")
+        yield f"{path}:{i}", row
+
+
+def _field(row: Mapping[str, Any], where: str, *names: str) -> Any:
+    for n in names:
+        if n in row and row[n] not in (None, ""):
+            return row[n]
+    raise ConfigError(f"{where}: missing {' or '.join(repr(n) for n in names)}")
+
+
+def _number(value: Any, where: str, name: str) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{where}: {name} {value!r} is not a number") from exc
+
+
+# ----------------------------------------------------------------------------- gold
+
+
+def read_gold(path: str | Path) -> tuple[GoldScore, ...]:
+    """Gold labels from JSONL or CSV (module docstring). Raises ConfigError for a missing
+    field, a non-numeric score or run, a score outside 1-10, or a repeated key."""
+    p = Path(path)
+    out: list[GoldScore] = []
+    seen: set[tuple[str, int, str]] = set()
+    for where, row in _records(p):
+        conv = str(_field(row, where, "conversation_id"))
+        run_value = _number(_field(row, where, "run"), where, "run")
+        if not run_value.is_integer() or run_value < 0:
+            raise ConfigError(f"{where}: run {run_value!r} must be a 0-based integer")
+        metric = str(_field(row, where, "metric", "metric_id"))
+        score = _number(_field(row, where, "score"), where, "score")
+        if not 1 <= score <= 10:
+            raise ConfigError(f"{where}: score {score:g} is outside the 1-10 scale")
+        key = (conv, int(run_value), metric)
+        if key in seen:
+            raise ConfigError(f"{where}: {conv} run {int(run_value)} {metric} is labelled twice")
+        seen.add(key)
+        out.append(GoldScore(conversation_id=conv, run=int(run_value), metric_id=metric, score=score))
+    if not out:
+        raise ConfigError(f"{p}: no gold labels found")
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------- results
+
+
+def _verdict_dicts(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    if isinstance(doc.get("verdicts"), list):
+        return [v for v in doc["verdicts"] if isinstance(v, dict)]
+    found: list[Mapping[str, Any]] = []
+    for key in ("runs", "transcripts"):
+        entries = doc.get(key)
+        if isinstance(entries, list):
+            for e in entries:
+                if isinstance(e, dict) and isinstance(e.get("verdicts"), list):
+                    found.extend(v for v in e["verdicts"] if isinstance(v, dict))
+    return found
+
+
+def results_adapter(doc: Any, *, source: str = "results") -> ResultsScores:
+    """Pick the verdicts and the judge model out of a parsed results document (module
+    docstring). Raises ConfigError when no verdict is found or one lacks a field it needs."""
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{source}: a results file is a JSON object")
+    verdicts = _verdict_dicts(doc)
+    if not verdicts:
+        raise ConfigError(f"{source}: no verdicts found (expected 'verdicts', or 'verdicts' inside 'runs')")
+    scores: list[JudgedScore] = []
+    for i, v in enumerate(verdicts):
+        where = f"{source}: verdict {i}"
+        tid = str(_field(v, where, "transcript_id"))
+        try:
+            conv, run = parse_transcript_id(tid)
+        except ValueError as exc:
+            raise ConfigError(f"{where}: {exc}") from exc
+        status = str(_field(v, where, "status"))
+        raw = v.get("score")
+        score = _number(raw, where, "score") if status == "scored" and raw is not None else None
+        if status == "scored" and score is None:
+            raise ConfigError(f"{where}: a scored verdict without a score")
+        rejudge = v.get("rejudge", 0)
+        scores.append(
+            JudgedScore(
+                transcript_id=tid,
+                conversation_id=conv,
+                run=run,
+                metric_id=str(_field(v, where, "metric_id", "metric")),
+                status=status,
+                score=score,
+                rejudge=int(rejudge) if isinstance(rejudge, int) else 0,
+                judge_model=v.get("judge_model") if isinstance(v.get("judge_model"), str) else None,
+            )
+        )
+    meta = doc.get("metadata")
+    judge: str | None = None
+    if isinstance(meta, dict):
+        j = meta.get("judge")
+        if isinstance(j, dict) and isinstance(j.get("model"), str):
+            judge = j["model"]
+        elif isinstance(j, str):
+            judge = j
+    if judge is None:
+        judge = next((s.judge_model for s in scores if s.judge_model), None)
+    return ResultsScores(path=source, judge_model=judge, scores=tuple(scores))
+
+
+def read_results(path: str | Path) -> ResultsScores:
+    """The verdicts of a results file (module docstring)."""
+    p = Path(path)
+    return results_adapter(_json(p), source=str(p))
+
+
+def first_judgings(results: ResultsScores) -> dict[tuple[str, str], float]:
+    """``(transcript_id, metric_id) -> score`` of each transcript's scored judging with the
+    lowest re-judge index (re-judgings are for reliability; N/A, criteria-only and
+    JudgeFailure verdicts have no score and are left out)."""
+    best: dict[tuple[str, str], tuple[int, float]] = {}
+    for s in results.scores:
+        if s.score is None:
+            continue
+        key = (s.transcript_id, s.metric_id)
+        if key not in best or s.rejudge < best[key][0]:
+            best[key] = (s.rejudge, s.score)
+    return {k: v for k, (_, v) in best.items()}
+
+
+# ----------------------------------------------------------------------------- pairs
+
+
+def _grid_pairs(doc: Mapping[str, Any], source: str) -> PairsFile:
+    grid_a, grid_b, by_model = doc["grid_A"], doc["grid_B"], doc["pairs_by_model"]
+    if not (isinstance(grid_a, dict) and isinstance(grid_b, dict) and isinstance(by_model, dict)):
+        raise ConfigError(f"{source}: grid_A, grid_B and pairs_by_model must be objects")
+    pairs: list[PairedScore] = []
+    for model, rows in by_model.items():
+        metrics = sorted(grid_a.get(model, {}))
+        if not isinstance(rows, list) or len(rows) != len(metrics):
+            raise ConfigError(
+                f"{source}: pairs_by_model[{model!r}] has {len(rows) if isinstance(rows, list) else 0} "
+                f"pairs for {len(metrics)} metrics in grid_A[{model!r}]"
+            )
+        for metric, pair in zip(metrics, rows, strict=True):
+            if not (isinstance(pair, list) and len(pair) == 2):
+                raise ConfigError(f"{source}: pairs_by_model[{model!r}] holds a non-pair {pair!r}")
+            a = _number(pair[0], source, "score")
+            b = _number(pair[1], source, "score")
+            ga, gb = grid_a[model].get(metric), grid_b.get(model, {}).get(metric)
+            if ga is not None and gb is not None and (float(ga), float(gb)) != (a, b):
+                raise ConfigError(
+                    f"{source}: pairs_by_model[{model!r}] does not follow sorted metric-id order: "
+                    f"{metric} is {ga}/{gb} in the grids but {a}/{b} in the pairs"
+                )
+            pairs.append(PairedScore(item_id=f"{model}/{metric}", metric_id=metric, a=a, b=b, group=model))
+    published = doc.get("agreement")
+    pub = (
+        {k: float(v) for k, v in published.items() if isinstance(v, (int, float))}
+        if isinstance(published, dict)
+        else None
+    )
+    return PairsFile(path=source, shape="interjudge-grid", pairs=tuple(pairs), published=pub)
+
+
+def read_pairs(path: str | Path) -> PairsFile:
+    """A single file of paired scores (module docstring). Raises ConfigError for a malformed
+    file or row, or when no pair is found."""
+    p = Path(path)
+    if p.suffix.lower() == ".json":
+        doc = _json(p)
+        if isinstance(doc, dict) and {"grid_A", "grid_B", "pairs_by_model"} <= set(doc):
+            return _grid_pairs(doc, str(p))
+        if isinstance(doc, dict):
+            raise ConfigError(
+                f"{p}: not a file of paired scores: expected a list of rows with metric, a, b, or an "
+                "inter-judge grid with grid_A, grid_B and pairs_by_model"
+            )
+    pairs: list[PairedScore] = []
+    for i, (where, row) in enumerate(_records(p)):
+        metric = str(_field(row, where, "metric", "metric_id"))
+        group = row.get("group")
+        pairs.append(
+            PairedScore(
+                item_id=str(row.get("item_id") or f"row-{i}"),
+                metric_id=metric,
+                a=_number(_field(row, where, "a"), where, "a"),
+                b=_number(_field(row, where, "b"), where, "b"),
+                group=str(group) if group not in (None, "") else None,
+            )
+        )
+    if not pairs:
+        raise ConfigError(f"{p}: no paired scores found")
+    return PairsFile(path=str(p), shape="rows", pairs=tuple(pairs))
+
+
+def pair_scores(
+    a: Mapping[tuple[str, str], float], b: Mapping[tuple[str, str], float]
+) -> tuple[tuple[PairedScore, ...], int, int]:
+    """Join two ``(item_id, metric_id) -> score`` maps: ``(pairs, only_in_a, only_in_b)``,
+    pairs sorted by item then metric."""
+    keys = sorted(set(a) & set(b))
+    pairs = tuple(PairedScore(item_id=k[0], metric_id=k[1], a=a[k], b=b[k]) for k in keys)
+    return pairs, len(set(a) - set(b)), len(set(b) - set(a))
+
+
+# ----------------------------------------------------------------------------- standard vs strict
+
+
+def read_standard_vs_strict(path: str | Path) -> tuple[RubricRow, ...]:
+    """Rows scored under both rubrics (module docstring); scores read as they are."""
+    p = Path(path)
+    rows: list[RubricRow] = []
+    for i, (where, row) in enumerate(_records(p)):
+
+        def score(*names: str, _row: Mapping[str, Any] = row, _where: str = where) -> float | None:
+            for n in names:
+                if n in _row:
+                    v = _row[n]
+                    return None if v in (None, "") else _number(v, _where, n)
+            raise ConfigError(f"{_where}: missing {' or '.join(repr(n) for n in names)}")
+
+        err = row.get("error")
+        rows.append(
+            RubricRow(
+                id=str(row.get("id") or f"row-{i}"),
+                metric_id=str(_field(row, where, "metric", "metric_id")),
+                standard=score("original_score", "standard", "standard_score"),
+                strict=score("strict_score", "strict"),
+                target=str(row["target"]) if row.get("target") not in (None, "") else None,
+                error=None if err in (None, "") else str(err),
+            )
+        )
+    if not rows:
+        raise ConfigError(f"{p}: no rows found")
+    return tuple(rows)
+
+
+# ----------------------------------------------------------------------------- preferences
+
+
+def _preference_rows(path: Path) -> Iterator[tuple[str, str, str, str]]:
+    """``(location, rater, entry_id, preference)`` of one preferences CSV."""
+    text = _open_text(path)
+    reader = csv.DictReader(text.splitlines())
+    fields = set(reader.fieldnames or ())
+    if "judge_preferred_system" in fields:
+        pref_col, rater_col = "judge_preferred_system", None
+    elif "preferred_system" in fields:
+        pref_col = "preferred_system"
+        rater_col = "clinician" if "clinician" in fields else "rater" if "rater" in fields else None
+        if rater_col is None:
+            raise ConfigError(f"{path}: a preferred_system column needs a 'clinician' or 'rater' column")
+    else:
+        return
+    if "entry_id" not in fields:
+        raise ConfigError(f"{path}: missing the 'entry_id' column")
+    for i, row in enumerate(reader, start=2):
+        rater = "judge" if rater_col is None else (row.get(rater_col) or "").strip()
+        if not rater:
+            raise ConfigError(f"{path}:{i}: empty rater")
+        yield f"{path}:{i}", rater, (row.get("entry_id") or "").strip(), (row.get(pref_col) or "").strip()
+
+
+def read_preferences(directory: str | Path, *, categories: Sequence[str] | None = None) -> Preferences:
+    """One preference per rater and entry from the CSV files of ``directory`` (module
+    docstring). Values in :data:`NO_PREFERENCE` become ``None``. ``categories``: the allowed
+    preferences; by default the distinct other values found, which must be exactly two.
+    Raises ConfigError for conflicting rows of one entry, a value outside ``categories``, or
+    a directory with no preference file."""
+    d = Path(directory)
+    if not d.is_dir():
+        raise ConfigError(f"{d}: not a directory of preference CSV files")
+    raters: list[str] = []
+    ratings: dict[str, dict[str, str | None]] = {}
+    found: list[str] = []
+    for path in sorted(d.glob("*.csv")):
+        for where, rater, entry, pref in _preference_rows(path):
+            value = None if pref.lower() in NO_PREFERENCE else pref
+            if rater not in ratings:
+                raters.append(rater)
+                ratings[rater] = {}
+            if entry in ratings[rater] and ratings[rater][entry] != value:
+                raise ConfigError(
+                    f"{where}: {rater} prefers {value!r} for {entry} here but "
+                    f"{ratings[rater][entry]!r} in an earlier row; one preference per entry"
+                )
+            ratings[rater][entry] = value
+            if value is not None and value not in found:
+                found.append(value)
+    if not ratings:
+        raise ConfigError(f"{d}: no CSV file with a preferred_system or judge_preferred_system column")
+    cats = tuple(categories) if categories is not None else tuple(sorted(found))
+    if len(cats) != 2 and categories is None:
+        raise ConfigError(
+            f"{d}: expected two preference categories (e.g. System_A, System_B), found {list(cats)}"
+        )
+    for rater, entries in ratings.items():
+        for entry, value in entries.items():
+            if value is not None and value not in cats:
+                raise ConfigError(f"{d}: {rater} prefers {value!r} for {entry}, not one of {list(cats)}")
+    return Preferences(raters=tuple(raters), ratings=ratings, categories=cats)
