@@ -373,10 +373,11 @@ def _retest(results: Results) -> str:
         idx = {c.metric_id: c for c in cells}
         tds = []
         for m in metrics:
-            c = idx.get(m)
-            if c is None:
+            cell = idx.get(m)
+            if cell is None:
                 tds.append("<td></td>")
                 continue
+            c = cell
             reasons = dict(c.failure_reasons)
             chips = "".join(_run_chip(st, sc, r, reasons.get(r))
                             for r, st, sc in zip(c.run_ids, c.statuses, c.run_scores, strict=True))
@@ -585,10 +586,15 @@ def render_html(
     transcripts: Mapping[str, Transcript | str] | None = None,
     metric_labels: Mapping[str, str] | None = None,
     min_runs: Mapping[str, float] | None = None,
+    base_dir: Path | None = None,
 ) -> str:
     """The report as one HTML document (module docstring). ``transcripts``: transcript id ->
-    the transcript, or a message shown in its place (e.g. "missing: path"); ``min_runs``:
-    metric id -> ``min_run`` threshold to draw (the ``min_mean`` line comes from the cells)."""
+    the transcript, or a message shown in its place (e.g. "missing: path"); when it is
+    ``None`` and ``base_dir`` (the results file's folder) is given, they are read from there
+    (:func:`load_transcripts`). ``min_runs``: metric id -> ``min_run`` threshold to draw (the
+    ``min_mean`` line comes from the cells)."""
+    if transcripts is None and base_dir is not None:
+        transcripts = load_transcripts(results, base_dir)
     rows = metric_rows(results, baseline)
     worst = worst_conversations(results, 50)
     order = [f"{e.conversation_id}-r{e.run}" for e in worst if e.run is not None]

@@ -330,7 +330,8 @@ def failed_criterion(verdict: MetricVerdict | None) -> CriterionVerdict | None:
         return None
     fails = [c for c in verdict.criteria if c.state == "FAIL"]
     crit = [c for c in fails if c.critical]
-    return (crit or fails or [None])[0]
+    pool = crit or fails
+    return pool[0] if pool else None
 
 
 def _pick_run(cell: CellStats | None) -> int | None:

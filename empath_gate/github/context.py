@@ -1,0 +1,276 @@
+"""The GitHub Actions context empath-gate needs, and the Action's inputs mapped to pytest flags.
+
+Read from the environment the runner sets (GitHub Actions documentation, "Variables"):
+``GITHUB_API_URL`` (default ``https://api.github.com``; GitHub Enterprise Server sets its
+own, tests point it at a fake server), ``GITHUB_REPOSITORY`` (``owner/name``),
+``GITHUB_EVENT_NAME``, ``GITHUB_EVENT_PATH`` (the webhook payload as JSON),
+``GITHUB_SERVER_URL``, ``GITHUB_RUN_ID``. The token comes from ``GITHUB_TOKEN`` (or
+``GH_TOKEN``); it is kept out of every ``repr`` and never printed.
+
+A pull request is *from a fork* when the payload's ``pull_request.head.repo.full_name``
+differs from ``pull_request.base.repo.full_name`` (or the head repository was deleted). Such
+a run gets a read-only token and no secrets: the comment is skipped and the run reports
+"not evaluated" unless a judge could run.
+
+The composite Action passes each input it maps as an environment variable
+``EMPATH_INPUT_<NAME>`` (upper case, ``-`` as ``_``), never the GitHub token, and runs
+``python -m empath_gate.github.context pytest-args`` to get the pytest command line
+(:func:`action_args`), one argument per NUL-terminated record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from empath_gate.errors import ConfigError
+
+DEFAULT_API_URL = "https://api.github.com"
+ACTION_INPUTS: tuple[str, ...] = (
+    "suite", "runs", "target", "auditor", "judge", "system-prompt", "baseline", "comment", "fail-on",
+    "max-cost", "offline", "shard", "python-version", "results-dir",
+)
+"""The Action inputs read from ``EMPATH_INPUT_*`` (``github-token`` is deliberately absent)."""
+
+_SLUG = re.compile(r"^[a-z0-9]+(?:[_-][a-z0-9]+)*$")
+_SHARD = re.compile(r"^(\d+)/(\d+)$")
+_TRUE = ("true", "yes", "1", "on")
+_FALSE = ("false", "no", "0", "off", "")
+
+
+@dataclass(frozen=True)
+class GitHubContext:
+    """What a step knows about its run. ``pr_number`` is ``None`` outside pull-request events;
+    ``fork`` is True for a pull request whose head repository is not the base repository."""
+
+    api_url: str = DEFAULT_API_URL
+    repository: str | None = None
+    event_name: str | None = None
+    pr_number: int | None = None
+    fork: bool = False
+    server_url: str = "https://github.com"
+    run_id: str | None = None
+    token: str | None = field(default=None, repr=False)
+
+    @property
+    def run_url(self) -> str | None:
+        """``<server>/<repo>/actions/runs/<id>`` (where the artifacts are), when known."""
+        if self.repository and self.run_id:
+            return f"{self.server_url.rstrip('/')}/{self.repository}/actions/runs/{self.run_id}"
+        return None
+
+
+def is_fork_pull_request(payload: Mapping[str, Any]) -> bool:
+    """True when the payload is a pull request whose head repository differs from its base
+    repository, or whose head repository is gone (``null``). False for other events."""
+    pr = payload.get("pull_request")
+    if not isinstance(pr, Mapping):
+        return False
+    head = pr.get("head") if isinstance(pr.get("head"), Mapping) else {}
+    base = pr.get("base") if isinstance(pr.get("base"), Mapping) else {}
+    head_repo = head.get("repo") if isinstance(head, Mapping) else None
+    base_repo = base.get("repo") if isinstance(base, Mapping) else None
+    if not isinstance(head_repo, Mapping):
+        return True
+    if not isinstance(base_repo, Mapping):
+        return False
+    if head_repo.get("fork") is True and head_repo.get("full_name") != base_repo.get("full_name"):
+        return True
+    return bool(head_repo.get("full_name") != base_repo.get("full_name"))
+
+
+def pull_request_number(payload: Mapping[str, Any]) -> int | None:
+    """The pull-request number of a ``pull_request``/``pull_request_target`` payload (or an
+    ``issue_comment`` on a pull request), else ``None``."""
+    pr = payload.get("pull_request")
+    if isinstance(pr, Mapping) and isinstance(pr.get("number"), int):
+        return int(pr["number"])
+    if isinstance(payload.get("number"), int) and isinstance(pr, Mapping):
+        return int(payload["number"])
+    issue = payload.get("issue")
+    if isinstance(issue, Mapping) and isinstance(issue.get("pull_request"), Mapping) and isinstance(
+            issue.get("number"), int):
+        return int(issue["number"])
+    return None
+
+
+def read_event(path: str | os.PathLike[str] | None) -> dict[str, Any]:
+    """The event payload at ``path`` (``GITHUB_EVENT_PATH``); ``{}`` when unset, missing or
+    not a JSON object."""
+    if not path:
+        return {}
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def load_context(env: Mapping[str, str] | None = None) -> GitHubContext:
+    """The context from ``env`` (default: ``os.environ``); see the module docstring."""
+    e = os.environ if env is None else env
+    payload = read_event(e.get("GITHUB_EVENT_PATH"))
+    return GitHubContext(
+        api_url=(e.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/"),
+        repository=e.get("GITHUB_REPOSITORY") or None,
+        event_name=e.get("GITHUB_EVENT_NAME") or None,
+        pr_number=pull_request_number(payload),
+        fork=is_fork_pull_request(payload),
+        server_url=e.get("GITHUB_SERVER_URL") or "https://github.com",
+        run_id=e.get("GITHUB_RUN_ID") or None,
+        token=e.get("GITHUB_TOKEN") or e.get("GH_TOKEN") or None,
+    )
+
+
+# ------------------------------------------------------------------------------ action inputs
+
+
+def parse_bool(name: str, value: str) -> bool:
+    """``true/yes/1/on`` -> True, ``false/no/0/off`` or empty -> False (case-insensitive);
+    raises ConfigError naming the input otherwise."""
+    v = value.strip().lower()
+    if v in _TRUE:
+        return True
+    if v in _FALSE:
+        return False
+    raise ConfigError(f"action input {name!r}: {value!r} is not a boolean; use true or false")
+
+
+def _single_line(name: str, value: str) -> str:
+    v = value.strip()
+    if any(ch in v for ch in "\r\n\0"):
+        raise ConfigError(f"action input {name!r} must be one line")
+    return v
+
+
+def action_args(
+    inputs: Mapping[str, str],
+    *,
+    baseline_path: str | None = None,
+    results_path: str | None = None,
+) -> list[str]:
+    """The pytest command line (after ``python -m pytest``) for the Action's ``inputs``.
+
+    Mapping (input -> flag; empty inputs are left out): ``suite`` (required; several ids
+    separated by commas or spaces) -> ``--empath-suite=ID`` each; ``runs`` (1-50) ->
+    ``--empath-runs``; ``target`` -> ``--empath-target``; ``auditor`` -> ``--empath-auditor``;
+    ``judge`` -> ``--empath-judge``; ``system-prompt`` -> ``--empath-system-prompt``;
+    ``fail-on`` (threshold|regression|both|never) -> ``--empath-fail-on``; ``max-cost`` (USD,
+    >= 0) -> ``--empath-max-cost``; ``offline`` (true) -> ``--empath-offline``; ``shard``
+    (``K/N``, 1 <= K <= N) -> ``--empath-shard``. The baseline is ``baseline_path`` (the Action
+    resolves an artifact name to a file first) else the ``baseline`` input when it names a
+    ``.json`` file -> ``--empath-baseline``. ``results_path`` (default
+    ``<results-dir>/results.json``, ``results-dir`` defaulting to ``empath-results``) ->
+    ``--empath-results``. Values are joined to their flag with ``=`` so none can be read as
+    another flag. ``comment``, ``python-version`` and the token are not pytest's business.
+
+    Raises ConfigError naming the input and the fix for a missing suite or a malformed value.
+    """
+    from empath_gate.gate import FAIL_ON_VALUES
+
+    def get(name: str) -> str:
+        return _single_line(name, inputs.get(name, "") or "")
+
+    suites = [s for s in re.split(r"[,\s]+", get("suite")) if s]
+    if not suites:
+        raise ConfigError("action input 'suite' is required, e.g. suite: crisis")
+    args: list[str] = []
+    for s in suites:
+        if not _SLUG.match(s):
+            raise ConfigError(f"action input 'suite': {s!r} is not a suite id (lowercase letters, digits, - or _)")
+        args.append(f"--empath-suite={s}")
+    runs = get("runs")
+    if runs:
+        if not runs.isdigit() or not 1 <= int(runs) <= 50:
+            raise ConfigError(f"action input 'runs': {runs!r} is not a whole number from 1 to 50")
+        args.append(f"--empath-runs={int(runs)}")
+    for name in ("target", "auditor", "judge", "system-prompt"):
+        v = get(name)
+        if v:
+            args.append(f"--empath-{name}={v}")
+    fail_on = get("fail-on").lower()
+    if fail_on:
+        if fail_on not in FAIL_ON_VALUES:
+            raise ConfigError(f"action input 'fail-on': {fail_on!r}; use one of {', '.join(FAIL_ON_VALUES)}")
+        args.append(f"--empath-fail-on={fail_on}")
+    cost = get("max-cost")
+    if cost:
+        try:
+            value = float(cost)
+        except ValueError:
+            value = -1.0
+        if not value >= 0 or value != value or value == float("inf"):
+            raise ConfigError(f"action input 'max-cost': {cost!r} is not an amount in USD >= 0")
+        args.append(f"--empath-max-cost={cost}")
+    if parse_bool("offline", get("offline")):
+        args.append("--empath-offline")
+    shard = get("shard")
+    if shard:
+        m = _SHARD.match(shard)
+        if m is None or not 1 <= int(m.group(1)) <= int(m.group(2)):
+            raise ConfigError(f"action input 'shard': {shard!r}; use K/N with 1 <= K <= N, e.g. 2/4")
+        args.append(f"--empath-shard={int(m.group(1))}/{int(m.group(2))}")
+    baseline = baseline_path or (get("baseline") if get("baseline").endswith(".json") else "")
+    if baseline:
+        args.append(f"--empath-baseline={baseline}")
+    if results_path is None:
+        folder = get("results-dir") or "empath-results"
+        results_path = f"{folder.rstrip('/')}/results.json"
+    args.append(f"--empath-results={results_path}")
+    return args
+
+
+def inputs_from_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The Action inputs passed as ``EMPATH_INPUT_<NAME>`` variables (see the module
+    docstring), keyed by their input names; absent ones are left out."""
+    e = os.environ if env is None else env
+    out: dict[str, str] = {}
+    for name in ACTION_INPUTS:
+        key = "EMPATH_INPUT_" + name.upper().replace("-", "_")
+        if key in e:
+            out[name] = e[key]
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m empath_gate.github.context pytest-args [--baseline PATH] [--results PATH]
+    [--format nul|lines|json]``: print the pytest arguments for the inputs in the environment.
+    ``context``: print the run's context as JSON (without the token). Exit 2 with the message
+    on stderr for a malformed input."""
+    parser = argparse.ArgumentParser(prog="python -m empath_gate.github.context")
+    sub = parser.add_subparsers(dest="what", required=True)
+    pa = sub.add_parser("pytest-args", help="pytest arguments for the Action inputs in EMPATH_INPUT_*")
+    pa.add_argument("--baseline", default=None, help="resolved baseline results file")
+    pa.add_argument("--results", default=None, help="where pytest writes results.json")
+    pa.add_argument("--format", choices=("nul", "lines", "json"), default="nul")
+    sub.add_parser("context", help="the GitHub context as JSON (never the token)")
+    ns = parser.parse_args(argv)
+    if ns.what == "context":
+        ctx = load_context()
+        print(json.dumps({"api_url": ctx.api_url, "repository": ctx.repository, "event_name": ctx.event_name,
+                          "pr_number": ctx.pr_number, "fork": ctx.fork, "run_url": ctx.run_url,
+                          "has_token": ctx.token is not None}))
+        return 0
+    try:
+        args = action_args(inputs_from_env(), baseline_path=ns.baseline or None, results_path=ns.results)
+    except ConfigError as exc:
+        print(f"empath-gate action: {exc}", file=sys.stderr)
+        return 2
+    if ns.format == "json":
+        print(json.dumps(args))
+    elif ns.format == "lines":
+        print("\n".join(args))
+    else:
+        sys.stdout.write("".join(a + "\0" for a in args))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,114 @@
+"""Job summary, step outputs and annotations: the only module that imports github_action_utils.
+
+* :func:`write_job_summary` appends the markdown diff to ``GITHUB_STEP_SUMMARY`` (rendered
+  under 1 MiB of UTF-8, GitHub's per-step limit);
+* :func:`set_outputs` writes the step outputs ``passed`` (``true``/``false``),
+  ``regressions`` (comma-separated ids of the metrics that regressed, empty when none) and
+  ``results-path`` to ``GITHUB_OUTPUT``;
+* :func:`annotate` prints one ``::error`` annotation per failing metric (its conditions and
+  first reason), and one ``::warning`` when the run was not evaluated.
+
+Outside GitHub Actions (the variables unset) the summary and outputs are skipped and
+:func:`publish` says so in its return value; annotations are plain stdout lines then.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import github_action_utils as gha
+
+from empath_gate.report.escape import one_line, strip_controls
+from empath_gate.report.markdown import SUMMARY_MAX_BYTES, render_markdown
+from empath_gate.report.view import metric_rows, overall_verdict
+from empath_gate.results import Results
+
+
+def regressed_metrics(results: Results) -> tuple[str, ...]:
+    """Ids of the metrics whose regression gated (``regressed`` on a comparable report)."""
+    reg = results.regressions
+    if reg is None or not reg.comparable:
+        return ()
+    return tuple(m.metric_id for m in reg.metrics if m.regressed)
+
+
+def gate_passed(results: Results) -> bool:
+    """The ``passed`` output: True only when the verdict is ``passed`` (not evaluated is not
+    a pass)."""
+    return overall_verdict(results).status == "passed"
+
+
+def annotation_messages(results: Results) -> list[tuple[str, str]]:
+    """``(title, message)`` of each error annotation: one per failing metric, in report order."""
+    out: list[tuple[str, str]] = []
+    for r in metric_rows(results):
+        if not r.failing:
+            continue
+        conds = ", ".join(r.failed_conditions) or r.status
+        first = one_line(strip_controls(r.reasons[0])) if r.reasons else ""
+        crit = "critical " if r.critical else ""
+        mean = f"{r.candidate_mean:.2f}" if r.candidate_mean is not None else "n/a"
+        title = f"empath-gate: {crit}metric {r.metric_id} failed"
+        msg = (f"{r.metric_id}: {r.counts.get('failed', 0) + r.counts.get('error', 0)} of {r.n_conversations} "
+               f"conversations failed ({conds}); mean {mean}")
+        if first:
+            msg += f". {first}"
+        out.append((title, msg[:1000]))
+    return out
+
+
+def annotate(results: Results) -> int:
+    """Print the annotations (module docstring); returns how many errors were printed."""
+    msgs = annotation_messages(results)
+    for title, msg in msgs:
+        gha.error(msg, title=title)
+    v = overall_verdict(results)
+    if v.status == "not_evaluated":
+        gha.warning(f"empath-gate {v.headline}", title="empath-gate: not evaluated")
+    return len(msgs)
+
+
+def write_job_summary(markdown: str) -> bool:
+    """Append ``markdown`` to the step summary; False (nothing written) outside Actions."""
+    if not os.environ.get("GITHUB_STEP_SUMMARY"):
+        return False
+    gha.append_job_summary(markdown)
+    return True
+
+
+def set_outputs(results: Results, results_path: Path) -> bool:
+    """Write the ``passed``, ``regressions`` and ``results-path`` outputs; False outside Actions."""
+    if not os.environ.get("GITHUB_OUTPUT"):
+        return False
+    gha.set_output("passed", "true" if gate_passed(results) else "false")
+    gha.set_output("regressions", ",".join(regressed_metrics(results)))
+    gha.set_output("results-path", str(results_path))
+    return True
+
+
+def warning(message: str) -> None:
+    """A ``::warning`` annotation (e.g. a skipped comment)."""
+    gha.warning(one_line(strip_controls(message)))
+
+
+@dataclass(frozen=True)
+class Published:
+    """What :func:`publish` did: ``summary`` and ``outputs`` written, ``annotations`` printed."""
+
+    summary: bool
+    outputs: bool
+    annotations: int
+
+
+def publish(results: Results, results_path: Path, *, baseline: Results | None = None,
+            transcripts_url: str | None = None, metric_labels: Mapping[str, str] | None = None) -> Published:
+    """Job summary (markdown diff capped at 1 MiB), outputs and annotations for ``results``."""
+    md = render_markdown(results, baseline=baseline, max_bytes=SUMMARY_MAX_BYTES, max_chars=SUMMARY_MAX_BYTES,
+                         transcripts_url=transcripts_url, metric_labels=metric_labels)
+    summary = write_job_summary(md)
+    outputs = set_outputs(results, results_path)
+    n = annotate(results)
+    return Published(summary, outputs, n)

@@ -1,0 +1,70 @@
+"""The terminal summary printed at the end of a pytest session or a CLI run (pure, plain text).
+
+One verdict line, one line per dimension, one line per failing or criteria-only metric, and
+the plain statement that criteria-only (offline) metrics need a judge model for scores.
+Text from results files is stripped of control and bidirectional characters so it cannot
+move the cursor or recolour the terminal.
+"""
+
+from __future__ import annotations
+
+from empath_gate.report.escape import one_line, strip_controls
+from empath_gate.report.view import (
+    CRITERIA_ONLY_NOTE,
+    DIMENSION_LABELS,
+    calibration_text,
+    cost_text,
+    criteria_only_metrics,
+    dimension_rows,
+    fmt_delta,
+    fmt_num,
+    metric_rows,
+    overall_verdict,
+    suite_key,
+)
+from empath_gate.results import Results
+
+_WORD = {"passed": "PASSED", "failed": "FAILED", "not_evaluated": "NOT EVALUATED",
+         "infrastructure_error": "INFRASTRUCTURE ERROR", "usage_error": "CONFIGURATION ERROR"}
+
+
+def _t(text: str) -> str:
+    return one_line(strip_controls(text))
+
+
+def render_terminal(results: Results, *, baseline: Results | None = None, max_reasons: int = 10) -> str:
+    """A plain-text summary of ``results`` (module docstring); ``max_reasons`` caps the failure
+    reasons listed. Ends with a newline."""
+    rows = metric_rows(results, baseline)
+    v = overall_verdict(results, rows)
+    c = v.counts
+    lines = [
+        f"empath-gate {_t(suite_key(results))}: {_WORD[v.status]} - {_t(v.headline)}",
+        f"  tests: {c.get('passed', 0)} passed, {c.get('failed', 0)} failed, {c.get('xfail', 0)} waived, "
+        f"{c.get('skipped', 0)} skipped, {c.get('error', 0)} errors",
+    ]
+    for d in dimension_rows(rows):
+        label = DIMENSION_LABELS.get(d.dimension, d.dimension)
+        delta = (f" ({fmt_delta(d.candidate_mean - d.baseline_mean)})"
+                 if d.candidate_mean is not None and d.baseline_mean is not None else "")
+        fail = f", failing: {', '.join(d.failing)}" if d.failing else ""
+        lines.append(f"  {label:<26} mean {fmt_num(d.candidate_mean):>5}{delta}  {len(d.metrics)} metrics{fail}")
+    for r in rows:
+        if r.failing:
+            conds = ", ".join(r.failed_conditions) or r.status
+            reg = " REGRESSED" if r.regression is not None and r.regression.regressed else ""
+            lines.append(f"  FAIL {r.metric_id}{' (critical)' if r.critical else ''}: mean "
+                         f"{fmt_num(r.candidate_mean)}, runs {fmt_num(r.run_min)}-{fmt_num(r.run_max)}, "
+                         f"{conds}{reg}")
+    co = criteria_only_metrics(results, rows)
+    if co:
+        lines.append(f"  criteria-only (offline): {', '.join(co)}: {CRITERIA_ONLY_NOTE}")
+    reasons = [x for r in rows if r.failing for x in r.reasons]
+    for reason in reasons[:max_reasons]:
+        lines.append(f"    - {_t(reason)}")
+    if len(reasons) > max_reasons:
+        lines.append(f"    ... and {len(reasons) - max_reasons} more (see diff.md / report.html)")
+    if v.status in ("infrastructure_error", "usage_error"):
+        lines.extend(f"  ! {_t(r)}" for r in v.reasons[:5])
+    lines.append(f"  {calibration_text(results.metadata.judge.calibration)}; cost {cost_text(results.metadata.cost)}")
+    return "\n".join(lines) + "\n"
