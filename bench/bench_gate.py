@@ -16,7 +16,7 @@ import numpy as np
 from empath_gate.analysis.stats import compute_all_cell_stats
 from empath_gate.gate import decide
 from empath_gate.instrument.models import Thresholds, ThresholdValues
-from empath_gate.judging.verdict import JudgeFailure, MetricVerdict
+from empath_gate.judging.verdict import CriterionVerdict, JudgeFailure, MetricVerdict
 
 METRICS = (
     "crisis_detection", "crisis_resource_provision", "risk_trajectory_monitoring", "harmful_response",
@@ -37,6 +37,8 @@ def main() -> None:
     kinds = rng.random(size=scores.shape)
     t0 = time.perf_counter()
     failure = JudgeFailure(reason="parse_error", detail="unparsable reply")
+    # every judged verdict carries its criteria (strict rubric: 3-6 each, one critical)
+    criteria = tuple(CriterionVerdict(criterion_id=f"c{i}", state="PASS", critical=i == 0) for i in range(5))
     verdicts: list[MetricVerdict] = []
     conversations: dict[str, tuple[str, str]] = {}
     for c in range(n_conv):
@@ -50,7 +52,8 @@ def main() -> None:
                 verdicts.append(MetricVerdict.model_construct(
                     metric_id=metric, transcript_id=tid, status=status,
                     score=int(scores[c, r, k]) if status == "scored" else None,
-                    failure=failure if status == "judge_failure" else None, criteria=(), rejudge=0,
+                    failure=failure if status == "judge_failure" else None,
+                    criteria=criteria if status == "scored" else (), rejudge=0,
                 ))
     build = time.perf_counter() - t0
     thresholds = Thresholds(defaults=ThresholdValues(
