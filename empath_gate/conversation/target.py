@@ -280,6 +280,7 @@ class HttpTarget(Target):
             prompt_hash(settings.target_system_prompt) if settings.target_system_prompt else None
         )
         self._env = env
+        target_headers(env)  # fail fast (ConfigError) on malformed header variables
 
     async def reply(
         self,

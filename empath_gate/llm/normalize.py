@@ -44,8 +44,11 @@ _USER_FIRST_PREFIXES: tuple[str, ...] = (
     "cohere/",
     "cohere_chat/",
 )
+_USER_FIRST_MODELS: tuple[str, ...] = ("claude", "gemini", "gemma")
 """Providers whose chat APIs require the turns to open with a user message (Anthropic Messages
-API, Gemini/Vertex ``contents``, Bedrock Converse, Cohere chat documentation)."""
+API, Gemini/Vertex ``contents``, Bedrock Converse, Cohere chat documentation), and model-name
+prefixes of those models when served behind an OpenAI-compatible proxy
+(``openai/claude-…``)."""
 
 _NO_SYSTEM_MARKERS: tuple[str, ...] = ("o1-mini", "o1-preview", "gemma")
 """Model-name fragments of models that reject a system message: OpenAI's o1-preview/o1-mini
@@ -60,7 +63,8 @@ def rules_for(model: str | None, *, system_role: bool | None = None) -> Provider
     sys_ok = not any(m in name for m in _NO_SYSTEM_MARKERS)
     if system_role is not None:
         sys_ok = system_role
-    user_first = name.startswith(_USER_FIRST_PREFIXES)
+    bare = name.split("/", 1)[-1]
+    user_first = name.startswith(_USER_FIRST_PREFIXES) or bare.startswith(_USER_FIRST_MODELS)
     return ProviderRules(system_role=sys_ok, user_first=user_first)
 
 

@@ -196,6 +196,20 @@ def test_messages_are_normalised_before_sending(fake_openai: FakeOpenAIServer) -
     assert [e.kind for e in c.events] == ["system_folded"]
 
 
+def test_opening_user_turn_added_for_models_that_need_one(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.on("claude-proxy", "ok")
+    fake_openai.on(M, "ok")
+    msgs = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "assistant", "content": "Hi, I'm the bot."},
+        {"role": "user", "content": "hey"},
+    ]
+    call(fake_openai.role_settings("claude-proxy"), msgs)
+    assert [m["role"] for m in fake_openai.requests[0].messages] == ["system", "user", "assistant", "user"]
+    call(fake_openai.role_settings(M), msgs, cache_extra={})
+    assert [m["role"] for m in fake_openai.requests[1].messages] == ["system", "assistant", "user"]
+
+
 def test_response_format_is_passed_and_schema_support_is_reported(fake_openai: FakeOpenAIServer) -> None:
     fake_openai.on(M, '{"ok": true}')
     fmt = {"type": "json_schema", "json_schema": {"name": "v", "schema": {"type": "object"}}}

@@ -93,6 +93,7 @@ def test_everything_empty_is_an_error() -> None:
         ("gemini/gemma-3-27b-it", None, False, True),
         ("openai/fake-target", False, False, False),
         ("openai/o1-preview", True, True, False),
+        ("openai/claude-3-5-haiku", None, True, True),
         (None, None, True, False),
     ],
 )
