@@ -115,7 +115,8 @@ class FakeGitHubServer:
         server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         server.daemon_threads = True
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name="fake-github", daemon=True)
+        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="fake-github", daemon=True)
         self._thread.start()
         return self
 
