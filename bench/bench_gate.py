@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 
+from empath_gate.analysis.regression import BaselineView, RunMetadata, compare
 from empath_gate.analysis.stats import compute_all_cell_stats
 from empath_gate.gate import decide
 from empath_gate.instrument.models import Thresholds, ThresholdValues
@@ -82,6 +83,16 @@ def main() -> None:
     for key, value in best.items():
         print(f"  {key:<11} {value:6.2f}")
     print("cells per status:", decision.counts)
+    meta = RunMetadata(run_count=n_runs, instrument_version="1.0.0", judge_model="judge",
+                       judge_template_hash="h")
+    view = BaselineView(metadata=meta, cells=cells)
+    w0, c0 = time.perf_counter(), time.process_time()
+    report = compare(view, view, thresholds)
+    with_baseline = decide(cells, thresholds, regression=report)
+    w1, c1 = time.perf_counter(), time.process_time()
+    print(f"regression vs a baseline + gate again: wall {w1 - w0:.2f} s, cpu {c1 - c0:.2f} s "
+          f"({len(report.metrics)} metrics, {len(report.cells)} paired cells; "
+          f"{with_baseline.counts['failed']} failed)")
 
 
 if __name__ == "__main__":

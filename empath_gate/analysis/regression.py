@@ -12,13 +12,16 @@ so the unit of comparison is the **conversation** (seed x persona):
    :data:`~empath_gate.analysis.bootstrap.DEFAULT_RESAMPLES` resamples of the conversations
    with replacement, percentile interval, RNG seeded with
    :data:`~empath_gate.analysis.bootstrap.DEFAULT_SEED`. ``se`` is the SD of the bootstrap
-   means.
+   means. When the differences take few distinct values (scores are integers), each
+   resample's count of every value is drawn as Multinomial(n, shares): the same resampling
+   distribution, at a cost that does not grow with the number of conversations.
 3. **p-value**: two-sided sign-flip permutation test of the paired differences (a permutation
    test stratified by conversation: under "no change" each conversation's difference is as
    likely to have either sign). Exact over all ``2^n`` sign patterns when ``2^n`` is at most the
    resample count, otherwise Monte-Carlo with the same count and seed,
    ``p = (1 + #{|mean*| >= |mean|}) / (B + 1)`` (Phipson & Smyth 2010, Stat Appl Genet Mol
-   Biol 9:39).
+   Biol 9:39); with few distinct values the number of flipped copies of each value is drawn
+   as Binomial(count, 1/2), again the same distribution.
 4. **False discovery rate**: Benjamini-Hochberg across the metrics that have a p-value, at
    ``Thresholds.alpha`` (Benjamini & Hochberg 1995, JRSS B 57:289-300;
    ``scipy.stats.false_discovery_control``). A metric is ``flagged`` when its adjusted p <=
@@ -46,6 +49,7 @@ import itertools
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 from scipy import stats as sps
 
 from empath_gate.analysis.base import AnalysisModel
@@ -54,7 +58,6 @@ from empath_gate.analysis.bootstrap import (
     DEFAULT_SEED,
     FloatArray,
     percentile_interval,
-    resample_indices,
 )
 from empath_gate.analysis.stats import CellStats
 from empath_gate.instrument.models import Thresholds
@@ -182,6 +185,40 @@ class PairedResult(AnalysisModel):
     mdd: float | None
 
 
+_CHUNK = 2_000_000
+"""Resampled values held in memory at once (resamples x units) on the per-unit path."""
+
+
+def _grouped(d: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int64]] | None:
+    """Distinct values and their counts when there are few of them (scores are integers, so a
+    conversation's mean difference takes few values), else None."""
+    values, counts = np.unique(d, return_counts=True)
+    if values.size * 4 > d.size:
+        return None
+    return values, counts.astype(np.int64)
+
+
+def _bootstrap_means(d: FloatArray, *, n_resamples: int, seed: int) -> FloatArray:
+    """Means of ``n_resamples`` resamples (with replacement) of ``d``. With few distinct values
+    the counts of each value in a resample are drawn directly, Multinomial(n, shares) (the same
+    distribution as drawing n indices, in O(resamples x distinct values)); otherwise indices are
+    drawn in chunks."""
+    n = d.size
+    rng = np.random.default_rng(seed)
+    grouped = _grouped(d)
+    if grouped is not None:
+        values, counts = grouped
+        draws = rng.multinomial(n, counts / n, size=n_resamples)
+        out: FloatArray = draws @ values / n
+        return out
+    step = max(1, _CHUNK // n)
+    parts = [
+        d[rng.integers(0, n, size=(min(step, n_resamples - i), n))].mean(axis=1)
+        for i in range(0, n_resamples, step)
+    ]
+    return np.concatenate(parts)
+
+
 def _sign_flip_p(d: FloatArray, *, n_resamples: int, seed: int) -> float:
     observed = abs(float(d.mean()))
     n = d.size
@@ -191,8 +228,20 @@ def _sign_flip_p(d: FloatArray, *, n_resamples: int, seed: int) -> float:
         means = np.abs(signs @ d / n)
         return float(np.mean(means >= observed - tol))
     rng = np.random.default_rng(seed)
-    signs = rng.choice(np.array([1.0, -1.0]), size=(n_resamples, n))
-    means = np.abs(signs @ d / n)
+    grouped = _grouped(d)
+    if grouped is not None:
+        # flipping each of the m_k copies of value v_k: sum = v_k * (m_k - 2 * Binomial(m_k, 1/2))
+        values, counts = grouped
+        negatives = rng.binomial(counts, 0.5, size=(n_resamples, counts.size))
+        means = np.abs((counts - 2 * negatives) @ values / n)
+    else:
+        step = max(1, _CHUNK // n)
+        means = np.concatenate(
+            [
+                np.abs((1.0 - 2.0 * rng.integers(0, 2, size=(min(step, n_resamples - i), n))) @ d / n)
+                for i in range(0, n_resamples, step)
+            ]
+        )
     return float((1 + np.sum(means >= observed - tol)) / (n_resamples + 1))
 
 
@@ -214,7 +263,7 @@ def paired_difference_test(
     effect = float(d.mean())
     if n < 2:
         return PairedResult(n=n, effect=effect, ci_low=None, ci_high=None, se=None, p_value=None, mdd=None)
-    boot = d[resample_indices(n, n_resamples=n_resamples, seed=seed)].mean(axis=1)
+    boot = _bootstrap_means(d, n_resamples=n_resamples, seed=seed)
     interval = percentile_interval(boot)
     se = float(boot.std(ddof=1))
     z = float(sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(POWER))
@@ -242,15 +291,18 @@ def comparability(candidate: RunMetadata, baseline: RunMetadata) -> tuple[str, .
     )
     for name, c, b in pairs:
         if c != b:
-            reasons.append(f"{name} differs: candidate {c if c is not None else 'unknown'}, "
-                           f"baseline {b if b is not None else 'unknown'}")
+            reasons.append(
+                f"{name} differs: candidate {c if c is not None else 'unknown'}, "
+                f"baseline {b if b is not None else 'unknown'}"
+            )
     return tuple(reasons)
 
 
 def _run_paired_diff(c: CellStats, b: CellStats) -> float | None:
     base = {r: sc for r, sc in zip(b.run_ids, b.run_scores, strict=True) if sc is not None}
-    diffs = [sc - base[r] for r, sc in zip(c.run_ids, c.run_scores, strict=True)
-             if sc is not None and r in base]
+    diffs = [
+        sc - base[r] for r, sc in zip(c.run_ids, c.run_scores, strict=True) if sc is not None and r in base
+    ]
     return sum(diffs) / len(diffs) if diffs else None
 
 
@@ -299,30 +351,35 @@ def compare(
         if b is None:
             continue
         change = None if c.mean is None or b.mean is None else c.mean - b.mean
-        changes.append(CellChange(
-            conversation_id=c.conversation_id, seed_id=c.seed_id, persona_id=c.persona_id,
-            metric_id=c.metric_id, baseline_mean=b.mean, candidate_mean=c.mean, change=change,
-        ))
+        changes.append(
+            CellChange.trusted(
+                conversation_id=c.conversation_id,
+                seed_id=c.seed_id,
+                persona_id=c.persona_id,
+                metric_id=c.metric_id,
+                baseline_mean=b.mean,
+                candidate_mean=c.mean,
+                change=change,
+            )
+        )
 
     shared = [m for m in cand_metrics if m in base_metrics]
+    paired: dict[str, tuple[list[float], list[float], list[float]]] = {m: ([], [], []) for m in shared}
+    for key, c in cand.items():
+        b = base.get(key)
+        if b is None or c.mean is None or b.mean is None:
+            continue
+        d = _run_paired_diff(c, b) if by_run else c.mean - b.mean
+        if d is None:
+            continue
+        diffs_m, c_m, b_m = paired[key[1]]
+        diffs_m.append(d)
+        c_m.append(c.mean)
+        b_m.append(b.mean)
     results: list[dict[str, object]] = []
     for metric in shared:
         t = thresholds.resolve(metric, suite_id)
-        diffs: list[float] = []
-        c_means: list[float] = []
-        b_means: list[float] = []
-        for (conv, m), c in cand.items():
-            if m != metric or (conv, m) not in base:
-                continue
-            b = base[(conv, m)]
-            if c.mean is None or b.mean is None:
-                continue
-            d = _run_paired_diff(c, b) if by_run else c.mean - b.mean
-            if d is None:
-                continue
-            diffs.append(d)
-            c_means.append(c.mean)
-            b_means.append(b.mean)
+        diffs, c_means, b_means = paired[metric]
         res = paired_difference_test(diffs, alpha=alpha, n_resamples=n_resamples, seed=seed)
         note: str | None = None
         non_inferior: bool | None = None
@@ -336,13 +393,24 @@ def compare(
             else:
                 non_inferior = res.effect >= -t.max_drop
                 note = "; ".join(x for x in (note, "non-inferiority judged on the point estimate") if x)
-        results.append({
-            "metric_id": metric, "critical": t.critical, "n_conversations": res.n,
-            "baseline_mean": _mean(b_means), "candidate_mean": _mean(c_means),
-            "effect": res.effect, "ci_low": res.ci_low, "ci_high": res.ci_high, "se": res.se,
-            "p_value": res.p_value, "max_drop": t.max_drop, "non_inferior": non_inferior,
-            "mdd": res.mdd, "note": note,
-        })
+        results.append(
+            {
+                "metric_id": metric,
+                "critical": t.critical,
+                "n_conversations": res.n,
+                "baseline_mean": _mean(b_means),
+                "candidate_mean": _mean(c_means),
+                "effect": res.effect,
+                "ci_low": res.ci_low,
+                "ci_high": res.ci_high,
+                "se": res.se,
+                "p_value": res.p_value,
+                "max_drop": t.max_drop,
+                "non_inferior": non_inferior,
+                "mdd": res.mdd,
+                "note": note,
+            }
+        )
 
     with_p = [i for i, r in enumerate(results) if r["p_value"] is not None]
     adjusted: dict[int, float] = {}
@@ -358,9 +426,11 @@ def compare(
         flagged = p_adj is not None and p_adj <= alpha and isinstance(effect, float) and effect < 0
         critical = bool(r["critical"])
         regressed = comparable and ((r["non_inferior"] is False) if critical else flagged)
-        metrics.append(MetricRegression.model_validate(
-            {**r, "p_adjusted": p_adj, "flagged": flagged, "regressed": regressed}
-        ))
+        metrics.append(
+            MetricRegression.model_validate(
+                {**r, "p_adjusted": p_adj, "flagged": flagged, "regressed": regressed}
+            )
+        )
 
     return RegressionReport(
         comparable=comparable,

@@ -179,3 +179,19 @@ def test_simulation_noise_alone_is_flagged_at_most_alpha() -> None:
     # one-sided flags (drops only) from a two-sided test at alpha: expected about alpha / 2;
     # tolerance 0.03 covers the binomial noise of 200 plans (sd of a 0.05 rate is 0.015)
     assert rate <= alpha + 0.03
+
+
+def test_grouped_resampling_matches_per_unit_resampling(monkeypatch: pytest.MonkeyPatch) -> None:
+    from empath_gate.analysis import regression
+
+    rng = np.random.default_rng(21)
+    d = rng.choice(np.array([-1.0, -1 / 3, 0.0, 1 / 3, 1.0]), size=80, p=[0.3, 0.2, 0.2, 0.2, 0.1])
+    assert regression._grouped(d) is not None
+    grouped = paired_difference_test(d, n_resamples=4000)
+    monkeypatch.setattr(regression, "_grouped", lambda _d: None)
+    per_unit = paired_difference_test(d, n_resamples=4000)
+    assert grouped.effect == per_unit.effect
+    assert grouped.ci_low == pytest.approx(per_unit.ci_low, abs=0.03)
+    assert grouped.ci_high == pytest.approx(per_unit.ci_high, abs=0.03)
+    assert grouped.se == pytest.approx(per_unit.se, rel=0.08)
+    assert grouped.p_value == pytest.approx(per_unit.p_value, abs=0.01)
