@@ -111,8 +111,11 @@ run_values = st.one_of(st.integers(1, 10), st.sampled_from(["na", "jf", "co", "c
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(run_values, min_size=1, max_size=5), min_size=1, max_size=6), st.integers(3, 6))
-def test_batch_path_equals_per_cell_path(tables: list[list[object]], expected: int) -> None:
+@given(
+    st.lists(st.lists(run_values, min_size=1, max_size=5), min_size=1, max_size=6),
+    st.one_of(st.none(), st.integers(3, 6)),
+)
+def test_batch_path_equals_per_cell_path(tables: list[list[object]], expected: int | None) -> None:
     th = thresholds(metrics={"m2": {"critical": True, "min_mean": 8}})
     all_verdicts = []
     conversations = {}
