@@ -242,8 +242,9 @@ def inputs_from_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m empath_gate.github.context pytest-args [--baseline PATH] [--results PATH]
     [--format nul|lines|json]``: print the pytest arguments for the inputs in the environment.
-    ``context``: print the run's context as JSON (without the token). Exit 2 with the message
-    on stderr for a malformed input."""
+    ``context``: print the run's context as JSON (without the token). ``is-fork``: ``true``/``false``. ``not-evaluated --suite S
+    --reason R``: the neutral summary and outputs of a run that did not happen. Exit 2 with the
+    message on stderr for a malformed input."""
     parser = argparse.ArgumentParser(prog="python -m empath_gate.github.context")
     sub = parser.add_subparsers(dest="what", required=True)
     pa = sub.add_parser("pytest-args", help="pytest arguments for the Action inputs in EMPATH_INPUT_*")
@@ -251,7 +252,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     pa.add_argument("--results", default=None, help="where pytest writes results.json")
     pa.add_argument("--format", choices=("nul", "lines", "json"), default="nul")
     sub.add_parser("context", help="the GitHub context as JSON (never the token)")
+    sub.add_parser("is-fork", help="print true when the event is a pull request from a fork, else false")
+    ne = sub.add_parser("not-evaluated", help="write the neutral 'not evaluated' summary and outputs")
+    ne.add_argument("--suite", required=True)
+    ne.add_argument("--reason", required=True)
     ns = parser.parse_args(argv)
+    if ns.what == "is-fork":
+        print("true" if load_context().fork else "false")
+        return 0
+    if ns.what == "not-evaluated":
+        from empath_gate.github.workflow import publish_not_evaluated
+
+        publish_not_evaluated(ns.suite, ns.reason)
+        return 0
     if ns.what == "context":
         ctx = load_context()
         print(json.dumps({"api_url": ctx.api_url, "repository": ctx.repository, "event_name": ctx.event_name,

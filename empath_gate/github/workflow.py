@@ -94,6 +94,19 @@ def warning(message: str) -> None:
     gha.warning(one_line(strip_controls(message)))
 
 
+def publish_not_evaluated(suite: str, reason: str) -> None:
+    """A run that did not happen: the neutral "not evaluated" summary, ``passed=false``, empty
+    ``regressions`` and ``results-path``, and a warning annotation."""
+    from empath_gate.report.markdown import render_not_evaluated
+
+    write_job_summary(render_not_evaluated(suite, reason))
+    if os.environ.get("GITHUB_OUTPUT"):
+        gha.set_output("passed", "false")
+        gha.set_output("regressions", "")
+        gha.set_output("results-path", "")
+    gha.warning(one_line(strip_controls(reason)), title=f"empath-gate {suite}: not evaluated")
+
+
 @dataclass(frozen=True)
 class Published:
     """What :func:`publish` did: ``summary`` and ``outputs`` written, ``annotations`` printed."""

@@ -465,6 +465,13 @@ def _minimal(results: Results, max_chars: int, max_bytes: int | None) -> str:
     return text
 
 
+def render_not_evaluated(suite: str, reason: str) -> str:
+    """The diff of a run that did not happen (e.g. a pull request from a fork, which has no
+    secrets): marker, a neutral ⚠️ "not evaluated" verdict and the escaped ``reason``."""
+    return (f"{marker(suite)}\n### {ICONS['not_evaluated']} empath-gate {md_code(suite)}: not evaluated\n\n"
+            f"{md_text(reason, max_chars=2000)}\n\nNothing was gated: this is neither a pass nor a failure.\n")
+
+
 def render_markdown(
     results: Results,
     *,
