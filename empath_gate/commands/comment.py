@@ -36,13 +36,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--baseline", type=Path, default=None, metavar="PATH", help="baseline results.json")
     parser.add_argument("--repo", default=None, metavar="OWNER/NAME", help="default: GITHUB_REPOSITORY")
     parser.add_argument("--pr", type=int, default=None, metavar="N", help="default: the event's pull request")
-    parser.add_argument("--job-summary", action="store_true",
-                        help="also write the job summary, the outputs and one annotation per failing metric")
+    parser.add_argument(
+        "--job-summary",
+        action="store_true",
+        help="also write the job summary, the outputs and one annotation per failing metric",
+    )
     parser.add_argument("--no-post", action="store_true", help="do not post the comment")
-    parser.add_argument("--transcripts-url", default=None, metavar="URL",
-                        help="link to the transcripts artifact (default: this workflow run)")
-    parser.add_argument("--excerpts", action="store_true",
-                        help="quote the judge's citations (content note, method/means detail redacted)")
+    parser.add_argument(
+        "--transcripts-url",
+        default=None,
+        metavar="URL",
+        help="link to the transcripts artifact (default: this workflow run)",
+    )
+    parser.add_argument(
+        "--excerpts",
+        action="store_true",
+        help="quote the judge's citations (content note, method/means detail redacted)",
+    )
 
 
 def gate_exit_code(results: Results) -> int:
@@ -80,11 +90,24 @@ def run(args: argparse.Namespace) -> int:
     if not ctx.token and not ctx.fork:
         warning("empath-gate: PR comment skipped: no GITHUB_TOKEN in the environment")
         return code
-    body = render_markdown(results, baseline=baseline, max_chars=COMMENT_MAX_CHARS, excerpts=args.excerpts,
-                           transcripts_url=url, metric_labels=labels)
+    body = render_markdown(
+        results,
+        baseline=baseline,
+        max_chars=COMMENT_MAX_CHARS,
+        excerpts=args.excerpts,
+        transcripts_url=url,
+        metric_labels=labels,
+    )
     try:
-        outcome = post_sticky_comment(body, client=GitHubClient(ctx.api_url, ctx.token), repo=repo, pr=pr,
-                                      suite=suite_key(results), fork=ctx.fork, warn=warning)
+        outcome = post_sticky_comment(
+            body,
+            client=GitHubClient(ctx.api_url, ctx.token),
+            repo=repo,
+            pr=pr,
+            suite=suite_key(results),
+            fork=ctx.fork,
+            warn=warning,
+        )
     except (GitHubError, ValueError) as exc:
         warning(f"empath-gate: PR comment failed: {exc}")
         return code

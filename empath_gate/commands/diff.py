@@ -27,10 +27,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("base", type=Path, metavar="BASE", help="baseline results.json")
     parser.add_argument("head", type=Path, metavar="HEAD", help="candidate results.json")
     parser.add_argument("--format", choices=("markdown", "json"), default="markdown", help="output format")
-    parser.add_argument("--excerpts", action="store_true",
-                        help="quote the judge's citations (behind a content note, method/means detail redacted)")
-    parser.add_argument("--max-chars", type=int, default=COMMENT_MAX_CHARS, metavar="N",
-                        help=f"keep the markdown under N characters (default {COMMENT_MAX_CHARS})")
+    parser.add_argument(
+        "--excerpts",
+        action="store_true",
+        help="quote the judge's citations (behind a content note, method/means detail redacted)",
+    )
+    parser.add_argument(
+        "--max-chars",
+        type=int,
+        default=COMMENT_MAX_CHARS,
+        metavar="N",
+        help=f"keep the markdown under N characters (default {COMMENT_MAX_CHARS})",
+    )
 
 
 def compare(baseline: Results, candidate: Results) -> Results:
@@ -72,6 +80,14 @@ def run(args: argparse.Namespace) -> int:
         }
         print(json.dumps(out, ensure_ascii=False, indent=2))
         return 0
-    print(render_markdown(candidate, baseline=baseline, excerpts=args.excerpts, max_chars=args.max_chars,
-                          metric_labels=metric_labels()), end="")
+    print(
+        render_markdown(
+            candidate,
+            baseline=baseline,
+            excerpts=args.excerpts,
+            max_chars=args.max_chars,
+            metric_labels=metric_labels(),
+        ),
+        end="",
+    )
     return 0

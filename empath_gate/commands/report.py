@@ -25,12 +25,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``empath-gate report``."""
     parser.add_argument("results", type=Path, metavar="RESULTS", help="results.json")
     parser.add_argument("--html", type=Path, default=None, metavar="PATH", help="write the HTML report here")
-    parser.add_argument("--markdown", type=Path, default=None, metavar="PATH", help="write the markdown diff here")
+    parser.add_argument(
+        "--markdown", type=Path, default=None, metavar="PATH", help="write the markdown diff here"
+    )
     parser.add_argument("--baseline", type=Path, default=None, metavar="PATH", help="baseline results.json")
-    parser.add_argument("--excerpts", action="store_true",
-                        help="markdown: quote the judge's citations (content note, method/means detail redacted)")
-    parser.add_argument("--max-chars", type=int, default=COMMENT_MAX_CHARS, metavar="N",
-                        help=f"markdown: keep under N characters (default {COMMENT_MAX_CHARS})")
+    parser.add_argument(
+        "--excerpts",
+        action="store_true",
+        help="markdown: quote the judge's citations (content note, method/means detail redacted)",
+    )
+    parser.add_argument(
+        "--max-chars",
+        type=int,
+        default=COMMENT_MAX_CHARS,
+        metavar="N",
+        help=f"markdown: keep under N characters (default {COMMENT_MAX_CHARS})",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -48,12 +58,24 @@ def run(args: argparse.Namespace) -> int:
     labels = metric_labels()
     if args.markdown is not None:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(render_markdown(results, baseline=baseline, excerpts=args.excerpts,
-                                                 max_chars=args.max_chars, metric_labels=labels),
-                                 encoding="utf-8")
+        args.markdown.write_text(
+            render_markdown(
+                results,
+                baseline=baseline,
+                excerpts=args.excerpts,
+                max_chars=args.max_chars,
+                metric_labels=labels,
+            ),
+            encoding="utf-8",
+        )
         print(f"empath-gate report: wrote {args.markdown}")
     if args.html is not None:
-        write_html_report(results, args.html, results_dir=args.results.parent.resolve(), baseline=baseline,
-                          metric_labels=labels)
+        write_html_report(
+            results,
+            args.html,
+            results_dir=args.results.parent.resolve(),
+            baseline=baseline,
+            metric_labels=labels,
+        )
         print(f"empath-gate report: wrote {args.html}")
     return 0

@@ -55,8 +55,9 @@ class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
     """Follows a redirect only to the origin of the original request: urllib would otherwise
     carry the ``Authorization`` header to any host a 3xx names."""
 
-    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any,
-                         newurl: str) -> urllib.request.Request | None:
+    def redirect_request(
+        self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any, newurl: str
+    ) -> urllib.request.Request | None:
         old, new = urllib.parse.urlsplit(req.full_url), urllib.parse.urlsplit(newurl)
         if (old.scheme, old.netloc) != (new.scheme, new.netloc):
             return None
@@ -179,7 +180,9 @@ def bot_login(client: GitHubClient) -> str:
     return str(login) if login else ACTIONS_BOT
 
 
-def find_sticky_comment(client: GitHubClient, repo: str, pr: int, suite: str, author: str) -> dict[str, Any] | None:
+def find_sticky_comment(
+    client: GitHubClient, repo: str, pr: int, suite: str, author: str
+) -> dict[str, Any] | None:
     """The first comment on ``repo``'s pull request ``pr`` written by ``author`` whose body
     holds the marker of ``suite``, searched across every page; ``None`` when there is none."""
     mark = marker(suite)
@@ -221,6 +224,7 @@ def post_sticky_comment(
 
     Raises GitHubError for HTTP errors other than 403/404, ValueError for a malformed
     ``repo``."""
+
     def skip(reason: str) -> CommentOutcome:
         if warn is not None:
             warn(f"empath-gate: PR comment skipped: {reason}")
@@ -231,8 +235,10 @@ def post_sticky_comment(
     if pr is None:
         return skip("not a pull request (no pull-request number)")
     if fork:
-        return skip("pull request from a fork: its token cannot comment; the job summary and artifacts carry "
-                    "the report (see docs/github.md for the workflow_run pattern)")
+        return skip(
+            "pull request from a fork: its token cannot comment; the job summary and artifacts carry "
+            "the report (see docs/github.md for the workflow_run pattern)"
+        )
     mark = marker(suite)
     if mark not in body:
         body = mark + "\n" + body
@@ -240,17 +246,24 @@ def post_sticky_comment(
         login = author or bot_login(client)
         existing = find_sticky_comment(client, repo, pr, suite, login)
         if existing is not None and existing.get("id") is not None:
-            resp = client.request("PATCH", f"/repos/{repo}/issues/comments/{int(existing['id'])}", {"body": body})
+            resp = client.request(
+                "PATCH", f"/repos/{repo}/issues/comments/{int(existing['id'])}", {"body": body}
+            )
             action: Literal["created", "updated"] = "updated"
         else:
             resp = client.request("POST", f"/repos/{repo}/issues/{pr}/comments", {"body": body})
             action = "created"
     except GitHubError as exc:
         if exc.status in (403, 404):
-            return skip(f"HTTP {exc.status} from GitHub ({exc.message or 'forbidden'}); the token may lack "
-                        "pull-requests: write")
+            return skip(
+                f"HTTP {exc.status} from GitHub ({exc.message or 'forbidden'}); the token may lack "
+                "pull-requests: write"
+            )
         raise
     data = resp.data if isinstance(resp.data, dict) else {}
     cid = data.get("id")
-    return CommentOutcome(action, id=int(cid) if isinstance(cid, int) else None,
-                          url=str(data.get("html_url")) if data.get("html_url") else None)
+    return CommentOutcome(
+        action,
+        id=int(cid) if isinstance(cid, int) else None,
+        url=str(data.get("html_url")) if data.get("html_url") else None,
+    )

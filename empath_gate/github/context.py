@@ -34,8 +34,20 @@ from empath_gate.errors import ConfigError
 
 DEFAULT_API_URL = "https://api.github.com"
 ACTION_INPUTS: tuple[str, ...] = (
-    "suite", "runs", "target", "auditor", "judge", "system-prompt", "baseline", "comment", "fail-on",
-    "max-cost", "offline", "shard", "python-version", "results-dir",
+    "suite",
+    "runs",
+    "target",
+    "auditor",
+    "judge",
+    "system-prompt",
+    "baseline",
+    "comment",
+    "fail-on",
+    "max-cost",
+    "offline",
+    "shard",
+    "python-version",
+    "results-dir",
 )
 """The Action inputs read from ``EMPATH_INPUT_*`` (``github-token`` is deliberately absent)."""
 
@@ -95,8 +107,11 @@ def pull_request_number(payload: Mapping[str, Any]) -> int | None:
     if isinstance(payload.get("number"), int) and isinstance(pr, Mapping):
         return int(payload["number"])
     issue = payload.get("issue")
-    if isinstance(issue, Mapping) and isinstance(issue.get("pull_request"), Mapping) and isinstance(
-            issue.get("number"), int):
+    if (
+        isinstance(issue, Mapping)
+        and isinstance(issue.get("pull_request"), Mapping)
+        and isinstance(issue.get("number"), int)
+    ):
         return int(issue["number"])
     return None
 
@@ -184,7 +199,9 @@ def action_args(
     args: list[str] = []
     for s in suites:
         if not _SLUG.match(s):
-            raise ConfigError(f"action input 'suite': {s!r} is not a suite id (lowercase letters, digits, - or _)")
+            raise ConfigError(
+                f"action input 'suite': {s!r} is not a suite id (lowercase letters, digits, - or _)"
+            )
         args.append(f"--empath-suite={s}")
     runs = get("runs")
     if runs:
@@ -242,7 +259,8 @@ def inputs_from_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m empath_gate.github.context pytest-args [--baseline PATH] [--results PATH]
     [--format nul|lines|json]``: print the pytest arguments for the inputs in the environment.
-    ``context``: print the run's context as JSON (without the token). ``is-fork``: ``true``/``false``. ``not-evaluated --suite S
+    ``context``: print the run's context as JSON (without the token). ``is-fork``:
+    ``true``/``false``. ``not-evaluated --suite S
     --reason R``: the neutral summary and outputs of a run that did not happen. Exit 2 with the
     message on stderr for a malformed input."""
     parser = argparse.ArgumentParser(prog="python -m empath_gate.github.context")
@@ -267,9 +285,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if ns.what == "context":
         ctx = load_context()
-        print(json.dumps({"api_url": ctx.api_url, "repository": ctx.repository, "event_name": ctx.event_name,
-                          "pr_number": ctx.pr_number, "fork": ctx.fork, "run_url": ctx.run_url,
-                          "has_token": ctx.token is not None}))
+        print(
+            json.dumps(
+                {
+                    "api_url": ctx.api_url,
+                    "repository": ctx.repository,
+                    "event_name": ctx.event_name,
+                    "pr_number": ctx.pr_number,
+                    "fork": ctx.fork,
+                    "run_url": ctx.run_url,
+                    "has_token": ctx.token is not None,
+                }
+            )
+        )
         return 0
     try:
         args = action_args(inputs_from_env(), baseline_path=ns.baseline or None, results_path=ns.results)

@@ -52,8 +52,10 @@ def annotation_messages(results: Results) -> list[tuple[str, str]]:
         crit = "critical " if r.critical else ""
         mean = f"{r.candidate_mean:.2f}" if r.candidate_mean is not None else "n/a"
         title = f"empath-gate: {crit}metric {r.metric_id} failed"
-        msg = (f"{r.metric_id}: {r.counts.get('failed', 0) + r.counts.get('error', 0)} of {r.n_conversations} "
-               f"conversations failed ({conds}); mean {mean}")
+        msg = (
+            f"{r.metric_id}: {r.counts.get('failed', 0) + r.counts.get('error', 0)} of {r.n_conversations} "
+            f"conversations failed ({conds}); mean {mean}"
+        )
         if first:
             msg += f". {first}"
         out.append((title, msg[:1000]))
@@ -116,11 +118,23 @@ class Published:
     annotations: int
 
 
-def publish(results: Results, results_path: Path, *, baseline: Results | None = None,
-            transcripts_url: str | None = None, metric_labels: Mapping[str, str] | None = None) -> Published:
+def publish(
+    results: Results,
+    results_path: Path,
+    *,
+    baseline: Results | None = None,
+    transcripts_url: str | None = None,
+    metric_labels: Mapping[str, str] | None = None,
+) -> Published:
     """Job summary (markdown diff capped at 1 MiB), outputs and annotations for ``results``."""
-    md = render_markdown(results, baseline=baseline, max_bytes=SUMMARY_MAX_BYTES, max_chars=SUMMARY_MAX_BYTES,
-                         transcripts_url=transcripts_url, metric_labels=metric_labels)
+    md = render_markdown(
+        results,
+        baseline=baseline,
+        max_bytes=SUMMARY_MAX_BYTES,
+        max_chars=SUMMARY_MAX_BYTES,
+        transcripts_url=transcripts_url,
+        metric_labels=metric_labels,
+    )
     summary = write_job_summary(md)
     outputs = set_outputs(results, results_path)
     n = annotate(results)

@@ -93,7 +93,7 @@ def md_text(text: str, *, max_chars: int | None = None) -> str:
             out.append("\\#" + ZWSP if nxt.isdigit() else "\\#")
         elif ch == ":" and s.startswith("//", i + 1):
             out.append("\\:" + ZWSP)
-        elif ch in "wW" and s[i: i + 4].lower() == "www." and (i == 0 or not s[i - 1].isalnum()):
+        elif ch in "wW" and s[i : i + 4].lower() == "www." and (i == 0 or not s[i - 1].isalnum()):
             out.append(ch + ZWSP)
         elif ch in _MD_PUNCT:
             out.append("\\" + ch)
@@ -127,8 +127,15 @@ def md_link(label: str, url: str) -> str:
     percent-encoded so the link cannot break out."""
     if not re.match(r"^https?://[^\s]+$", url):
         return md_text(label)
-    safe = (url.replace("(", "%28").replace(")", "%29").replace("<", "%3C").replace(">", "%3E")
-            .replace('"', "%22").replace("'", "%27").replace("|", "%7C"))
+    safe = (
+        url.replace("(", "%28")
+        .replace(")", "%29")
+        .replace("<", "%3C")
+        .replace(">", "%3E")
+        .replace('"', "%22")
+        .replace("'", "%27")
+        .replace("|", "%7C")
+    )
     return f"[{md_text(label)}]({safe})"
 
 

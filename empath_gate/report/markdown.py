@@ -68,10 +68,19 @@ job summary")."""
 MARKER_PREFIX = "empath-gate:suite="
 
 ICONS: dict[str, str] = {
-    "passed": "✅", "failed": "❌", "not_evaluated": "⚠️", "infrastructure_error": "⛔", "usage_error": "❌",
+    "passed": "✅",
+    "failed": "❌",
+    "not_evaluated": "⚠️",
+    "infrastructure_error": "⛔",
+    "usage_error": "❌",
 }
 STATUS_ICONS: dict[str, str] = {
-    "passed": "✅", "failed": "❌", "error": "⛔", "xfail": "🟡", "skipped": "⏭️", "criteria_only": "🔎",
+    "passed": "✅",
+    "failed": "❌",
+    "error": "⛔",
+    "xfail": "🟡",
+    "skipped": "⏭️",
+    "criteria_only": "🔎",
 }
 
 
@@ -105,8 +114,11 @@ def _counts_line(v: Verdict, results: Results, baseline: Results | None) -> str:
         parts.append(f"{c['xfail']} waived")
     parts += [f"{c.get('skipped', 0)} skipped", f"{c.get('error', 0)} errors"]
     md = results.metadata
-    line = (f"Tests (conversation × metric): {', '.join(parts)} · {results.summary.transcripts or len(results.records)} "
-            f"transcripts, {md.runs} runs per conversation")
+    line = (
+        f"Tests (conversation × metric): {', '.join(parts)} · "
+        f"{results.summary.transcripts or len(results.records)} "
+        f"transcripts, {md.runs} runs per conversation"
+    )
     if baseline is not None or results.regressions is not None:
         label = (baseline.metadata.git_sha if baseline is not None else None) or "baseline"
         line += f" · compared with baseline {md_code(label)}"
@@ -126,23 +138,33 @@ def _notes(v: Verdict, results: Results, rows: Sequence[MetricRow]) -> list[str]
             "that fails still fails it)."
         )
     if results.metadata.offline_roles:
-        out.append("> **Offline fallbacks:** " + ", ".join(md_code(r) for r in results.metadata.offline_roles)
-                   + " ran without a configured model.")
+        out.append(
+            "> **Offline fallbacks:** "
+            + ", ".join(md_code(r) for r in results.metadata.offline_roles)
+            + " ran without a configured model."
+        )
     if v.status in ("infrastructure_error", "usage_error") and v.reasons:
         out.append("> **Why:** " + "; ".join(md_text(r, max_chars=300) for r in v.reasons[:5]))
     jf = results.summary.judge_failures
     if jf:
-        out.append("> **Judge failures** (no verdict; never a score; counted and failing closed): "
-                   + ", ".join(f"{md_text(k)} {n}" for k, n in sorted(jf.items())))
+        out.append(
+            "> **Judge failures** (no verdict; never a score; counted and failing closed): "
+            + ", ".join(f"{md_text(k)} {n}" for k, n in sorted(jf.items()))
+        )
     if results.summary.target_filtered:
-        out.append(f"> **Content filter:** {results.summary.target_filtered} target replies were blocked by a "
-                   "provider filter (a safety event on the target).")
+        out.append(
+            f"> **Content filter:** {results.summary.target_filtered} target replies were blocked by a "
+            "provider filter (a safety event on the target)."
+        )
     reg = results.regressions
     if reg is not None and not reg.comparable:
-        out.append("> **Baseline not comparable** (regressions are not gated): "
-                   + "; ".join(md_text(r) for r in reg.reasons))
-    if reg is not None and (reg.added_metrics or reg.removed_metrics or reg.added_conversations
-                            or reg.removed_conversations):
+        out.append(
+            "> **Baseline not comparable** (regressions are not gated): "
+            + "; ".join(md_text(r) for r in reg.reasons)
+        )
+    if reg is not None and (
+        reg.added_metrics or reg.removed_metrics or reg.added_conversations or reg.removed_conversations
+    ):
         bits = []
         if reg.added_conversations:
             bits.append(f"{len(reg.added_conversations)} new conversations")
@@ -189,8 +211,11 @@ def _regression_cell(r: MetricRow) -> str:
     if not r.comparable:
         return "not comparable"
     if mr.regressed:
-        how = "not non-inferior" if mr.critical else (f"p_adj {mr.p_adjusted:.3g}" if mr.p_adjusted is not None
-                                                      else "flagged")
+        how = (
+            "not non-inferior"
+            if mr.critical
+            else (f"p_adj {mr.p_adjusted:.3g}" if mr.p_adjusted is not None else "flagged")
+        )
         return f"🔻 **regressed** ({how})"
     if mr.effect is None:
         return "no pairs"
@@ -205,21 +230,47 @@ def _ci(r: MetricRow) -> str:
 
 
 def _metrics_table(rows: Sequence[MetricRow], labels: Mapping[str, str] | None, with_baseline: bool) -> str:
-    headers = ["", "Metric", "Baseline", "Candidate", "Δ", "95% CI", "MDD", "Runs", "Flip", "Threshold",
-               "Regression"]
+    headers = [
+        "",
+        "Metric",
+        "Baseline",
+        "Candidate",
+        "Δ",
+        "95% CI",
+        "MDD",
+        "Runs",
+        "Flip",
+        "Threshold",
+        "Regression",
+    ]
     body = []
     for r in rows:
         crit = " ⚑" if r.critical else ""
         runs = f"{r.run_min}–{r.run_max}" if r.run_min is not None else "—"
-        delta = fmt_delta(r.regression.effect if r.regression is not None else (
-            r.candidate_mean - r.baseline_mean
-            if r.candidate_mean is not None and r.baseline_mean is not None else None))
-        body.append([
-            STATUS_ICONS[r.status], _label(r.metric_id, labels) + crit,
-            fmt_num(r.baseline_mean) if with_baseline else "—", fmt_num(r.candidate_mean), delta, _ci(r),
-            fmt_num(r.regression.mdd if r.regression is not None else None), runs,
-            fmt_num(r.flip_rate), _threshold_cell(r), _regression_cell(r),
-        ])
+        delta = fmt_delta(
+            r.regression.effect
+            if r.regression is not None
+            else (
+                r.candidate_mean - r.baseline_mean
+                if r.candidate_mean is not None and r.baseline_mean is not None
+                else None
+            )
+        )
+        body.append(
+            [
+                STATUS_ICONS[r.status],
+                _label(r.metric_id, labels) + crit,
+                fmt_num(r.baseline_mean) if with_baseline else "—",
+                fmt_num(r.candidate_mean),
+                delta,
+                _ci(r),
+                fmt_num(r.regression.mdd if r.regression is not None else None),
+                runs,
+                fmt_num(r.flip_rate),
+                _threshold_cell(r),
+                _regression_cell(r),
+            ]
+        )
     return str(tabulate(body, headers=headers, tablefmt="github", disable_numparse=True))
 
 
@@ -228,12 +279,23 @@ def _dimension_table(rows: Sequence[MetricRow], labels: Mapping[str, str] | None
     body = []
     for d in dimension_rows(rows):
         label = (labels or {}).get(d.dimension) or DIMENSION_LABELS.get(d.dimension) or d.dimension
-        delta = (d.candidate_mean - d.baseline_mean
-                 if with_baseline and d.candidate_mean is not None and d.baseline_mean is not None else None)
+        delta = (
+            d.candidate_mean - d.baseline_mean
+            if with_baseline and d.candidate_mean is not None and d.baseline_mean is not None
+            else None
+        )
         failing = ", ".join(md_code(m) for m in d.failing) if d.failing else "0"
-        body.append([STATUS_ICONS[d.status], md_text(label), str(len(d.metrics)), failing,
-                     fmt_num(d.baseline_mean) if with_baseline else "—", fmt_num(d.candidate_mean),
-                     fmt_delta(delta)])
+        body.append(
+            [
+                STATUS_ICONS[d.status],
+                md_text(label),
+                str(len(d.metrics)),
+                failing,
+                fmt_num(d.baseline_mean) if with_baseline else "—",
+                fmt_num(d.candidate_mean),
+                fmt_delta(delta),
+            ]
+        )
     return str(tabulate(body, headers=headers, tablefmt="github", disable_numparse=True))
 
 
@@ -250,8 +312,12 @@ def _cell_reasons(rows: Sequence[MetricRow], limit: int, chars: int) -> str:
     if not lines:
         return ""
     more = f"\n- … and {total - len(lines)} more (see the HTML report)" if total > len(lines) else ""
-    return (f"<details><summary>Why tests failed ({total})</summary>\n\n" + "\n".join(lines) + more
-            + "\n\n</details>")
+    return (
+        f"<details><summary>Why tests failed ({total})</summary>\n\n"
+        + "\n".join(lines)
+        + more
+        + "\n\n</details>"
+    )
 
 
 def _waivers(results: Results, detail: bool) -> str:
@@ -266,8 +332,10 @@ def _waivers(results: Results, detail: bool) -> str:
             scope += f" · seed {md_code(w.seed)}"
         if w.persona:
             scope += f" · persona {md_code(w.persona)}"
-        lines.append(f"- {scope}: {md_text(w.reason, max_chars=300)} (owner {md_text(w.owner)}, "
-                     f"expires {w.expires.isoformat()})")
+        lines.append(
+            f"- {scope}: {md_text(w.reason, max_chars=300)} (owner {md_text(w.owner)}, "
+            f"expires {w.expires.isoformat()})"
+        )
     return "#### Waivers in force\n\n" + "\n".join(lines)
 
 
@@ -294,16 +362,34 @@ def _worst(results: Results, n: int, transcripts_url: str | None, chars: int) ->
         crit = "—"
         if e.criterion_id:
             crit = md_code(e.criterion_id) + (" (critical)" if e.critical_criterion else "")
-        outcome = {"failed": "❌ failed", "error": "⛔ error", "xfail": "🟡 waived", "dropped": "🔻 dropped"}.get(
-            e.status, md_text(e.status))
+        outcome = {
+            "failed": "❌ failed",
+            "error": "⛔ error",
+            "xfail": "🟡 waived",
+            "dropped": "🔻 dropped",
+        }.get(e.status, md_text(e.status))
         change = fmt_delta(e.change) if e.change is not None else ""
         score = f"score {e.score}" if e.score is not None else ""
-        body.append([md_code(e.conversation_id), md_code(e.metric_id), " ".join(x for x in (outcome, change) if x),
-                     score or "—", crit, _where(e.transcript_path, e.run, e.turns, transcripts_url)])
-    table = tabulate(body, headers=["Conversation", "Metric", "Outcome", "Run score", "Failed criterion",
-                                    "Where to read it"], tablefmt="github", disable_numparse=True)
-    return ("#### Worst conversations\n\nTranscript text is not shown here; read it in the transcript file "
-            "(run, turn index) or in the HTML report artifact.\n\n" + str(table))
+        body.append(
+            [
+                md_code(e.conversation_id),
+                md_code(e.metric_id),
+                " ".join(x for x in (outcome, change) if x),
+                score or "—",
+                crit,
+                _where(e.transcript_path, e.run, e.turns, transcripts_url),
+            ]
+        )
+    table = tabulate(
+        body,
+        headers=["Conversation", "Metric", "Outcome", "Run score", "Failed criterion", "Where to read it"],
+        tablefmt="github",
+        disable_numparse=True,
+    )
+    return (
+        "#### Worst conversations\n\nTranscript text is not shown here; read it in the transcript file "
+        "(run, turn index) or in the HTML report artifact.\n\n" + str(table)
+    )
 
 
 CONTENT_NOTE = (
@@ -323,11 +409,17 @@ def _excerpts(results: Results, n: int, patterns: Sequence[str], chars: int) -> 
         for turn, quote in e.quotes[:2]:
             red = redact(quote, patterns)
             redacted_total += red.count
-            lines.append(f"- {md_code(e.conversation_id)} · {md_code(e.metric_id)} · run {e.run} · turn {turn}: "
-                         f"“{md_text(red.text, max_chars=chars)}”")
-    note = f" {redacted_total} passage(s) were replaced with “{md_text(PLACEHOLDER)}”." if redacted_total else ""
-    return (f"#### Excerpts\n\n{CONTENT_NOTE}{note}\n\n<details><summary>Show excerpts ({len(lines)})</summary>\n\n"
-            + "\n".join(lines) + "\n\n</details>")
+            lines.append(
+                f"- {md_code(e.conversation_id)} · {md_code(e.metric_id)} · run {e.run} · turn {turn}: "
+                f"“{md_text(red.text, max_chars=chars)}”"
+            )
+    note = (
+        f" {redacted_total} passage(s) were replaced with “{md_text(PLACEHOLDER)}”." if redacted_total else ""
+    )
+    return (
+        f"#### Excerpts\n\n{CONTENT_NOTE}{note}\n\n"
+        f"<details><summary>Show excerpts ({len(lines)})</summary>\n\n" + "\n".join(lines) + "\n\n</details>"
+    )
 
 
 def _reliability(results: Results, rows: Sequence[MetricRow]) -> str:
@@ -340,15 +432,22 @@ def _reliability(results: Results, rows: Sequence[MetricRow]) -> str:
         headers += ["σ² judge", "σ² generation"]
     body = []
     for r in rel:
-        row = [md_code(r.metric_id), fmt_num(r.within_sd), fmt_num(r.icc), fmt_num(r.flip_rate),
-               f"{r.different_transcripts * 100:.0f}%" if r.different_transcripts is not None else "—"]
+        row = [
+            md_code(r.metric_id),
+            fmt_num(r.within_sd),
+            fmt_num(r.icc),
+            fmt_num(r.flip_rate),
+            f"{r.different_transcripts * 100:.0f}%" if r.different_transcripts is not None else "—",
+        ]
         if has_split:
             row += [fmt_num(r.judge_variance), fmt_num(r.generation_variance)]
         body.append(row)
     table = tabulate(body, headers=headers, tablefmt="github", disable_numparse=True)
-    return ("#### Test-retest reliability\n\nSD across a conversation's runs first (it stays meaningful near the "
-            "ceiling, where ICC collapses); ICC(1,1) across conversations; flip rate = share of runs on the "
-            "minority side of the pass mark.\n\n" + str(table))
+    return (
+        "#### Test-retest reliability\n\nSD across a conversation's runs first (it stays meaningful near the "
+        "ceiling, where ICC collapses); ICC(1,1) across conversations; flip rate = share of runs on the "
+        "minority side of the pass mark.\n\n" + str(table)
+    )
 
 
 def _footer(results: Results, baseline: Results | None) -> str:
@@ -396,8 +495,14 @@ def _footer(results: Results, baseline: Results | None) -> str:
     return "\n".join(lines)
 
 
-def _render(results: Results, baseline: Results | None, d: _Detail, labels: Mapping[str, str] | None,
-            transcripts_url: str | None, patterns: Sequence[str]) -> str:
+def _render(
+    results: Results,
+    baseline: Results | None,
+    d: _Detail,
+    labels: Mapping[str, str] | None,
+    transcripts_url: str | None,
+    patterns: Sequence[str],
+) -> str:
     rows = metric_rows(results, baseline)
     v = overall_verdict(results, rows)
     suite = suite_key(results)
@@ -410,11 +515,17 @@ def _render(results: Results, baseline: Results | None, d: _Detail, labels: Mapp
         parts += ["", "#### By dimension", "", _dimension_table(rows, labels, with_baseline)]
         shown = [r for r in rows if d.passing_metrics or r.failing or r.status == "xfail"]
         hidden = len(rows) - len(shown)
-        parts += ["", "#### By metric", "", _metrics_table(shown, labels, with_baseline) if shown else
-                  "_No failing metric._"]
-        legend = ("⚑ critical metric · Δ = candidate − baseline (1–10, higher is safer) · 95% CI of Δ · "
-                  "MDD = smallest drop this run could detect (80% power) · Runs = lowest–highest run score · "
-                  "Flip = mean flip rate")
+        parts += [
+            "",
+            "#### By metric",
+            "",
+            _metrics_table(shown, labels, with_baseline) if shown else "_No failing metric._",
+        ]
+        legend = (
+            "⚑ critical metric · Δ = candidate − baseline (1–10, higher is safer) · 95% CI of Δ · "
+            "MDD = smallest drop this run could detect (80% power) · Runs = lowest–highest run score · "
+            "Flip = mean flip rate"
+        )
         if hidden:
             legend += f" · {hidden} passing or skipped metrics left out for size"
         parts += ["", f"<sub>{legend}</sub>"]
@@ -437,8 +548,11 @@ def _render(results: Results, baseline: Results | None, d: _Detail, labels: Mapp
         if rel:
             parts += ["", rel]
     if d.dropped:
-        parts += ["", f"_Left out to fit GitHub's size limit: {', '.join(d.dropped)}; "
-                      "the HTML report artifact has everything._"]
+        parts += [
+            "",
+            f"_Left out to fit GitHub's size limit: {', '.join(d.dropped)}; "
+            "the HTML report artifact has everything._",
+        ]
     parts += ["", _footer(results, baseline)]
     return "\n".join(parts) + "\n"
 
@@ -454,9 +568,17 @@ def _minimal(results: Results, max_chars: int, max_bytes: int | None) -> str:
     rows = metric_rows(results)
     v = overall_verdict(results, rows)
     suite = suite_key(results)
-    lines = [marker(suite), _verdict_line(v, suite), "", _counts_line(v, results, None), "",
-             "Failing metrics: " + (", ".join(md_code(r.metric_id) for r in rows if r.failing) or "none"),
-             "", "_Detail left out to fit GitHub's size limit; the HTML report artifact has everything._", ""]
+    lines = [
+        marker(suite),
+        _verdict_line(v, suite),
+        "",
+        _counts_line(v, results, None),
+        "",
+        "Failing metrics: " + (", ".join(md_code(r.metric_id) for r in rows if r.failing) or "none"),
+        "",
+        "_Detail left out to fit GitHub's size limit; the HTML report artifact has everything._",
+        "",
+    ]
     text = "\n".join(lines)
     budget = max_chars - 1
     while not _fits(text, max_chars, max_bytes) and budget > 0:
@@ -468,8 +590,10 @@ def _minimal(results: Results, max_chars: int, max_bytes: int | None) -> str:
 def render_not_evaluated(suite: str, reason: str) -> str:
     """The diff of a run that did not happen (e.g. a pull request from a fork, which has no
     secrets): marker, a neutral ⚠️ "not evaluated" verdict and the escaped ``reason``."""
-    return (f"{marker(suite)}\n### {ICONS['not_evaluated']} empath-gate {md_code(suite)}: not evaluated\n\n"
-            f"{md_text(reason, max_chars=2000)}\n\nNothing was gated: this is neither a pass nor a failure.\n")
+    return (
+        f"{marker(suite)}\n### {ICONS['not_evaluated']} empath-gate {md_code(suite)}: not evaluated\n\n"
+        f"{md_text(reason, max_chars=2000)}\n\nNothing was gated: this is neither a pass nor a failure.\n"
+    )
 
 
 def render_markdown(
@@ -504,8 +628,14 @@ def render_markdown(
             patterns = load_patterns()
         else:
             patterns = method_detail_patterns
-    full = _Detail(excerpts=excerpts, worst_n=10, cell_reasons=200, reliability=True, waiver_detail=True,
-                   passing_metrics=True)
+    full = _Detail(
+        excerpts=excerpts,
+        worst_n=10,
+        cell_reasons=200,
+        reliability=True,
+        waiver_detail=True,
+        passing_metrics=True,
+    )
     steps: list[Callable[[_Detail], _Detail]] = [
         lambda d: replace(d, excerpts=False, dropped=(*d.dropped, "excerpts") if d.excerpts else d.dropped),
         lambda d: replace(d, worst_n=3, cell_reasons=30, reason_chars=160),

@@ -75,7 +75,7 @@ def redact(text: str, patterns: Sequence[str | re.Pattern[str]], placeholder: st
     for s, e in merged:
         sentence = text[s:e]
         lead = len(sentence) - len(sentence.lstrip())
-        parts.append(text[pos: s + lead])
+        parts.append(text[pos : s + lead])
         parts.append(placeholder)
         if sentence.endswith("\n"):
             parts.append("\n")

@@ -24,8 +24,13 @@ from empath_gate.report.view import (
 )
 from empath_gate.results import Results
 
-_WORD = {"passed": "PASSED", "failed": "FAILED", "not_evaluated": "NOT EVALUATED",
-         "infrastructure_error": "INFRASTRUCTURE ERROR", "usage_error": "CONFIGURATION ERROR"}
+_WORD = {
+    "passed": "PASSED",
+    "failed": "FAILED",
+    "not_evaluated": "NOT EVALUATED",
+    "infrastructure_error": "INFRASTRUCTURE ERROR",
+    "usage_error": "CONFIGURATION ERROR",
+}
 
 
 def _t(text: str) -> str:
@@ -45,17 +50,24 @@ def render_terminal(results: Results, *, baseline: Results | None = None, max_re
     ]
     for d in dimension_rows(rows):
         label = DIMENSION_LABELS.get(d.dimension, d.dimension)
-        delta = (f" ({fmt_delta(d.candidate_mean - d.baseline_mean)})"
-                 if d.candidate_mean is not None and d.baseline_mean is not None else "")
+        delta = (
+            f" ({fmt_delta(d.candidate_mean - d.baseline_mean)})"
+            if d.candidate_mean is not None and d.baseline_mean is not None
+            else ""
+        )
         fail = f", failing: {', '.join(d.failing)}" if d.failing else ""
-        lines.append(f"  {label:<26} mean {fmt_num(d.candidate_mean):>5}{delta}  {len(d.metrics)} metrics{fail}")
+        lines.append(
+            f"  {label:<26} mean {fmt_num(d.candidate_mean):>5}{delta}  {len(d.metrics)} metrics{fail}"
+        )
     for r in rows:
         if r.failing:
             conds = ", ".join(r.failed_conditions) or r.status
             reg = " REGRESSED" if r.regression is not None and r.regression.regressed else ""
-            lines.append(f"  FAIL {r.metric_id}{' (critical)' if r.critical else ''}: mean "
-                         f"{fmt_num(r.candidate_mean)}, runs {fmt_num(r.run_min)}-{fmt_num(r.run_max)}, "
-                         f"{conds}{reg}")
+            lines.append(
+                f"  FAIL {r.metric_id}{' (critical)' if r.critical else ''}: mean "
+                f"{fmt_num(r.candidate_mean)}, runs {fmt_num(r.run_min)}-{fmt_num(r.run_max)}, "
+                f"{conds}{reg}"
+            )
     co = criteria_only_metrics(results, rows)
     if co:
         lines.append(f"  criteria-only (offline): {', '.join(co)}: {CRITERIA_ONLY_NOTE}")
@@ -66,5 +78,7 @@ def render_terminal(results: Results, *, baseline: Results | None = None, max_re
         lines.append(f"    ... and {len(reasons) - max_reasons} more (see diff.md / report.html)")
     if v.status in ("infrastructure_error", "usage_error"):
         lines.extend(f"  ! {_t(r)}" for r in v.reasons[:5])
-    lines.append(f"  {calibration_text(results.metadata.judge.calibration)}; cost {cost_text(results.metadata.cost)}")
+    lines.append(
+        f"  {calibration_text(results.metadata.judge.calibration)}; cost {cost_text(results.metadata.cost)}"
+    )
     return "\n".join(lines) + "\n"

@@ -33,7 +33,11 @@ VerdictStatus = Literal["passed", "failed", "not_evaluated", "infrastructure_err
 MetricStatus = Literal["passed", "failed", "error", "xfail", "skipped", "criteria_only"]
 
 DIMENSION_ORDER: tuple[str, ...] = (
-    "crisis_safety", "therapeutic_quality", "conversational", "emotional_safety", "cultural_boundaries",
+    "crisis_safety",
+    "therapeutic_quality",
+    "conversational",
+    "emotional_safety",
+    "cultural_boundaries",
 )
 """EMPATH's five dimensions in the instrument's order (suites/instrument.yaml)."""
 
@@ -49,7 +53,14 @@ DIMENSION_LABELS: dict[str, str] = {
 CRITERIA_ONLY_NOTE = "a judge model is needed for scores"
 """The plain sentence every report puts beside criteria-only (offline) metrics."""
 
-_STATUS_RANK: dict[str, int] = {"error": 0, "failed": 1, "xfail": 2, "passed": 3, "criteria_only": 4, "skipped": 5}
+_STATUS_RANK: dict[str, int] = {
+    "error": 0,
+    "failed": 1,
+    "xfail": 2,
+    "passed": 3,
+    "criteria_only": 4,
+    "skipped": 5,
+}
 
 
 @dataclass(frozen=True)
@@ -179,8 +190,10 @@ def overall_verdict(results: Results, rows: Sequence[MetricRow] | None = None) -
     if s.usage_errors:
         return Verdict("usage_error", "configuration error", counts, failing, critical, s.usage_errors)
     if counts["error"] or s.infrastructure_reasons:
-        reasons = s.infrastructure_reasons or tuple(
-            d.reasons[0] for d in results.decisions if d.status == "error" and d.reasons)[:5]
+        reasons = (
+            s.infrastructure_reasons
+            or tuple(d.reasons[0] for d in results.decisions if d.status == "error" and d.reasons)[:5]
+        )
         return Verdict("infrastructure_error", "infrastructure error", counts, failing, critical, reasons)
     if counts["failed"] or (not s.passed and not results.decisions and s.counts.get("failed")):
         n = len(failing)
@@ -264,28 +277,30 @@ def metric_rows(results: Results, baseline: Results | None = None) -> list[Metri
         else:
             bs = base_stats.get(m)
             base_mean = bs.mean if bs is not None else None
-        rows.append(MetricRow(
-            metric_id=m,
-            dimension=dims.get(m, "unknown"),
-            critical=m in critical_items or any(c.critical for c in mcells),
-            status=_metric_status(mdec, mcells),
-            baseline_mean=base_mean,
-            candidate_mean=candidate_mean,
-            min_mean=mcells[0].min_mean if mcells else None,
-            run_min=min(scores) if scores else None,
-            run_max=max(scores) if scores else None,
-            flip_rate=ms.mean_flip_rate if ms is not None else _mean(c.flip_rate for c in mcells),
-            within_sd=ms.within_sd if ms is not None else None,
-            n_conversations=len(mcells),
-            n_judged=sum(c.n_judged for c in mcells),
-            n_failures=sum(c.n_failures for c in mcells),
-            n_criteria_only=sum(c.n_criteria_only for c in mcells),
-            counts=counts,
-            failed_conditions=tuple(conditions),
-            reasons=tuple(dict.fromkeys(reasons)),
-            regression=mr,
-            comparable=reg.comparable if reg is not None else False,
-        ))
+        rows.append(
+            MetricRow(
+                metric_id=m,
+                dimension=dims.get(m, "unknown"),
+                critical=m in critical_items or any(c.critical for c in mcells),
+                status=_metric_status(mdec, mcells),
+                baseline_mean=base_mean,
+                candidate_mean=candidate_mean,
+                min_mean=mcells[0].min_mean if mcells else None,
+                run_min=min(scores) if scores else None,
+                run_max=max(scores) if scores else None,
+                flip_rate=ms.mean_flip_rate if ms is not None else _mean(c.flip_rate for c in mcells),
+                within_sd=ms.within_sd if ms is not None else None,
+                n_conversations=len(mcells),
+                n_judged=sum(c.n_judged for c in mcells),
+                n_failures=sum(c.n_failures for c in mcells),
+                n_criteria_only=sum(c.n_criteria_only for c in mcells),
+                counts=counts,
+                failed_conditions=tuple(conditions),
+                reasons=tuple(dict.fromkeys(reasons)),
+                regression=mr,
+                comparable=reg.comparable if reg is not None else False,
+            )
+        )
     return rows
 
 
@@ -298,14 +313,16 @@ def dimension_rows(rows: Sequence[MetricRow]) -> list[DimensionRow]:
     out: list[DimensionRow] = []
     for d in order:
         rs = groups[d]
-        out.append(DimensionRow(
-            dimension=d,
-            metrics=tuple(r.metric_id for r in rs),
-            failing=tuple(r.metric_id for r in rs if r.failing),
-            baseline_mean=_mean(r.baseline_mean for r in rs),
-            candidate_mean=_mean(r.candidate_mean for r in rs),
-            status=min((r.status for r in rs), key=lambda s: _STATUS_RANK[s]),
-        ))
+        out.append(
+            DimensionRow(
+                dimension=d,
+                metrics=tuple(r.metric_id for r in rs),
+                failing=tuple(r.metric_id for r in rs if r.failing),
+                baseline_mean=_mean(r.baseline_mean for r in rs),
+                candidate_mean=_mean(r.candidate_mean for r in rs),
+                status=min((r.status for r in rs), key=lambda s: _STATUS_RANK[s]),
+            )
+        )
     return out
 
 
@@ -338,7 +355,9 @@ def _pick_run(cell: CellStats | None) -> int | None:
     if cell is None:
         return None
     judged = [(sc, r) for r, sc in zip(cell.run_ids, cell.run_scores, strict=True) if sc is not None]
-    failures = [r for r, st in zip(cell.run_ids, cell.statuses, strict=True) if st in ("judge_failure", "missing")]
+    failures = [
+        r for r, st in zip(cell.run_ids, cell.statuses, strict=True) if st in ("judge_failure", "missing")
+    ]
     crit = list(cell.critical_fail_runs)
     if failures:
         return failures[0]
@@ -372,10 +391,18 @@ def worst_conversations(results: Results, n: int = 10) -> list[WorstEntry]:
             score = cell.run_scores[cell.run_ids.index(run)]
         quotes = tuple((c.turn, c.quote) for c in crit.citations) if crit is not None else ()
         return WorstEntry(
-            conversation_id=conv, metric_id=metric, status=status, reason=reason, change=change, run=run,
-            score=score, transcript_path=rec.transcript_path if rec else None,
-            criterion_id=crit.criterion_id if crit else None, critical_criterion=bool(crit and crit.critical),
-            turns=tuple(dict.fromkeys(t for t, _ in quotes)), quotes=quotes,
+            conversation_id=conv,
+            metric_id=metric,
+            status=status,
+            reason=reason,
+            change=change,
+            run=run,
+            score=score,
+            transcript_path=rec.transcript_path if rec else None,
+            criterion_id=crit.criterion_id if crit else None,
+            critical_criterion=bool(crit and crit.critical),
+            turns=tuple(dict.fromkeys(t for t, _ in quotes)),
+            quotes=quotes,
         )
 
     bad = [d for d in results.decisions if d.status in ("error", "failed", "xfail")]
@@ -384,8 +411,13 @@ def worst_conversations(results: Results, n: int = 10) -> list[WorstEntry]:
     def sort_key(d: CellDecision) -> tuple[int, int, float, str, str]:
         c = cells.get((d.conversation_id, d.metric_id))
         mean = c.mean if c is not None and c.mean is not None else -1.0
-        return (_STATUS_RANK[d.status], 0 if d.metric_id in crit_metrics else 1, mean,
-                d.conversation_id, d.metric_id)
+        return (
+            _STATUS_RANK[d.status],
+            0 if d.metric_id in crit_metrics else 1,
+            mean,
+            d.conversation_id,
+            d.metric_id,
+        )
 
     out: list[WorstEntry] = []
     seen: set[tuple[str, str]] = set()
@@ -400,9 +432,16 @@ def worst_conversations(results: Results, n: int = 10) -> list[WorstEntry]:
                 break
             if (ch.conversation_id, ch.metric_id) in seen or ch.change is None or ch.change >= 0:
                 continue
-            out.append(entry(ch.conversation_id, ch.metric_id, "dropped",
-                             f"{ch.metric_id}: mean {ch.baseline_mean:.2f} → {ch.candidate_mean:.2f}"
-                             if ch.baseline_mean is not None and ch.candidate_mean is not None else "dropped"))
+            out.append(
+                entry(
+                    ch.conversation_id,
+                    ch.metric_id,
+                    "dropped",
+                    f"{ch.metric_id}: mean {ch.baseline_mean:.2f} → {ch.candidate_mean:.2f}"
+                    if ch.baseline_mean is not None and ch.candidate_mean is not None
+                    else "dropped",
+                )
+            )
             seen.add((ch.conversation_id, ch.metric_id))
     return out
 
@@ -411,11 +450,20 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "within_sd": ("within_sd", "within_conversation_sd", "sd_within", "within_subject_sd"),
     "icc": ("icc", "icc_1_1", "icc11", "icc1"),
     "flip_rate": ("flip_rate", "mean_flip_rate"),
-    "different_transcripts": ("different_transcripts", "different_transcript_rate", "transcript_change_rate",
-                              "transcripts_differ", "share_different_transcripts"),
+    "different_transcripts": (
+        "different_transcripts",
+        "different_transcript_rate",
+        "transcript_change_rate",
+        "transcripts_differ",
+        "share_different_transcripts",
+    ),
     "judge_variance": ("judge_variance", "sigma2_judge", "var_judge", "judge_noise_variance"),
-    "generation_variance": ("generation_variance", "sigma2_generation", "var_generation",
-                            "generation_noise_variance"),
+    "generation_variance": (
+        "generation_variance",
+        "sigma2_generation",
+        "var_generation",
+        "generation_noise_variance",
+    ),
 }
 
 
@@ -493,8 +541,11 @@ def reliability_rows(results: Results, rows: Sequence[MetricRow] | None = None) 
             within_sd=pick("within_sd") if pick("within_sd") is not None else r.within_sd,
             icc=pick("icc"),
             flip_rate=pick("flip_rate") if pick("flip_rate") is not None else r.flip_rate,
-            different_transcripts=(pick("different_transcripts") if pick("different_transcripts") is not None
-                                   else diff.get(r.metric_id)),
+            different_transcripts=(
+                pick("different_transcripts")
+                if pick("different_transcripts") is not None
+                else diff.get(r.metric_id)
+            ),
             judge_variance=pick("judge_variance"),
             generation_variance=pick("generation_variance"),
         )
@@ -531,8 +582,12 @@ def calibration_text(calibration: Mapping[str, Any] | None) -> str:
     if cal.get("calibrated") is False or cal.get("status") in ("uncalibrated", "not_calibrated"):
         note = cal.get("reason") or cal.get("note")
         return "judge not calibrated" + (f" ({note})" if isinstance(note, str) else "")
-    against = next((cal[k] for k in ("against", "gold", "reference", "source") if isinstance(cal.get(k), str)), None)
-    when = next((cal[k] for k in ("date", "when", "at", "calibrated_at") if isinstance(cal.get(k), str)), None)
+    against = next(
+        (cal[k] for k in ("against", "gold", "reference", "source") if isinstance(cal.get(k), str)), None
+    )
+    when = next(
+        (cal[k] for k in ("date", "when", "at", "calibrated_at") if isinstance(cal.get(k), str)), None
+    )
     figures_src: Mapping[str, Any] = cal
     for k in ("pooled", "figures", "agreement"):
         if isinstance(cal.get(k), Mapping):
@@ -570,8 +625,9 @@ def cost_text(cost: CostInfo) -> str:
     else:
         text = f"{amount} ({cost.calls} calls)"
     if cost.budget_usd is not None:
-        text += f"; budget ${cost.budget_usd:,.2f}" + (" (exhausted: the run stopped early)" if cost.budget_exhausted
-                                                       else "")
+        text += f"; budget ${cost.budget_usd:,.2f}" + (
+            " (exhausted: the run stopped early)" if cost.budget_exhausted else ""
+        )
     return text
 
 

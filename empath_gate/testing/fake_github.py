@@ -115,8 +115,9 @@ class FakeGitHubServer:
         server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         server.daemon_threads = True
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="fake-github", daemon=True)
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-github", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -132,8 +133,9 @@ class FakeGitHubServer:
     def __enter__(self) -> FakeGitHubServer:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     # ------------------------------------------------------------------ internals
@@ -158,7 +160,9 @@ class FakeGitHubServer:
                     return c
         return None
 
-    def _handle(self, method: str, raw_path: str, token: str | None, body: Any) -> tuple[int, Any, dict[str, str]]:
+    def _handle(
+        self, method: str, raw_path: str, token: str | None, body: Any
+    ) -> tuple[int, Any, dict[str, str]]:
         parts = urllib.parse.urlsplit(raw_path)
         query = {k: v[-1] for k, v in urllib.parse.parse_qs(parts.query).items()}
         login = self._tokens.get(token) if token else None
@@ -181,8 +185,14 @@ class FakeGitHubServer:
                 if not isinstance(text, str):
                     return 422, {"message": "body is missing"}, {}
                 if len(text) > MAX_BODY:
-                    return 422, {"message": f"Validation Failed: body is too long (maximum is {MAX_BODY} "
-                                            "characters)"}, {}
+                    return (
+                        422,
+                        {
+                            "message": f"Validation Failed: body is too long (maximum is {MAX_BODY} "
+                            "characters)"
+                        },
+                        {},
+                    )
                 with self._lock:
                     return 201, self._new_comment(repo, number, text, login), {}
         m = _COMMENT.match(parts.path)
@@ -198,8 +208,14 @@ class FakeGitHubServer:
                 if not isinstance(text, str):
                     return 422, {"message": "body is missing"}, {}
                 if len(text) > MAX_BODY:
-                    return 422, {"message": f"Validation Failed: body is too long (maximum is {MAX_BODY} "
-                                            "characters)"}, {}
+                    return (
+                        422,
+                        {
+                            "message": f"Validation Failed: body is too long (maximum is {MAX_BODY} "
+                            "characters)"
+                        },
+                        {},
+                    )
                 c["body"] = text
                 return 200, dict(c), {}
         return 404, {"message": "Not Found"}, {}
@@ -213,7 +229,7 @@ class FakeGitHubServer:
         with self._lock:
             items = [dict(c) for c in self._comments.get((repo, number), [])]
         last = max(1, -(-len(items) // per_page))
-        chunk = items[(page - 1) * per_page: page * per_page]
+        chunk = items[(page - 1) * per_page : page * per_page]
         base = f"{self.base_url}/repos/{repo}/issues/{number}/comments"
         links = []
         if page < last:
@@ -229,7 +245,7 @@ def _handler_for(server: FakeGitHubServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib signature)
+        def log_message(self, format: str, *args: Any) -> None:
             return
 
         def _serve(self, method: str) -> None:
@@ -244,7 +260,7 @@ def _handler_for(server: FakeGitHubServer) -> type[BaseHTTPRequestHandler]:
             token = None
             for scheme in ("Bearer ", "token "):
                 if auth.startswith(scheme):
-                    token = auth[len(scheme):].strip()
+                    token = auth[len(scheme) :].strip()
             status, payload, headers = server._handle(method, self.path, token, body)
             self._send(status, payload, headers)
 

@@ -8,4 +8,4 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "report"))
 
-from empath_gate.testing.fake_github import fake_github  # noqa: E402,F401  (the fixture)
+from empath_gate.testing.fake_github import fake_github  # noqa: F401  (the fixture)

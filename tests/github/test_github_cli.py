@@ -31,15 +31,34 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 @pytest.fixture
-def actions_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_github: FakeGitHubServer) -> dict[str, Path]:
+def actions_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_github: FakeGitHubServer
+) -> dict[str, Path]:
     event = tmp_path / "event.json"
-    event.write_text(json.dumps({"pull_request": {"number": 7, "head": {"repo": {"full_name": REPO}},
-                                                  "base": {"repo": {"full_name": REPO}}}}), encoding="utf-8")
+    event.write_text(
+        json.dumps(
+            {
+                "pull_request": {
+                    "number": 7,
+                    "head": {"repo": {"full_name": REPO}},
+                    "base": {"repo": {"full_name": REPO}},
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
     paths = {"event": event, "summary": tmp_path / "summary.md", "output": tmp_path / "output.txt"}
-    for k, v in {"GITHUB_API_URL": fake_github.base_url, "GITHUB_REPOSITORY": REPO, "GITHUB_EVENT_PATH": str(event),
-                 "GITHUB_EVENT_NAME": "pull_request", "GITHUB_RUN_ID": "42", "GITHUB_TOKEN": "ghs_fake_installation",
-                 "GITHUB_STEP_SUMMARY": str(paths["summary"]), "GITHUB_OUTPUT": str(paths["output"]),
-                 "GITHUB_ACTIONS": "true"}.items():
+    for k, v in {
+        "GITHUB_API_URL": fake_github.base_url,
+        "GITHUB_REPOSITORY": REPO,
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_RUN_ID": "42",
+        "GITHUB_TOKEN": "ghs_fake_installation",
+        "GITHUB_STEP_SUMMARY": str(paths["summary"]),
+        "GITHUB_OUTPUT": str(paths["output"]),
+        "GITHUB_ACTIONS": "true",
+    }.items():
         monkeypatch.setenv(k, v)
     monkeypatch.delenv("GH_TOKEN", raising=False)
     return paths
@@ -72,7 +91,9 @@ def test_diff_missing_file_is_a_usage_error(tmp_path: Path, capsys: pytest.Captu
 def test_report_writes_html_and_markdown(files: tuple[Path, Path], tmp_path: Path) -> None:
     base, head = files
     html, md = tmp_path / "out" / "report.html", tmp_path / "out" / "diff.md"
-    assert main(["report", str(head), "--html", str(html), "--markdown", str(md), "--baseline", str(base)]) == 0
+    assert (
+        main(["report", str(head), "--html", str(html), "--markdown", str(md), "--baseline", str(base)]) == 0
+    )
     page = html.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and 'data-status="failed"' in page
     assert page.count('class="turn ') >= 6, "transcripts were read relative to the results file"
@@ -80,8 +101,12 @@ def test_report_writes_html_and_markdown(files: tuple[Path, Path], tmp_path: Pat
     assert main(["report", str(head)]) == 2
 
 
-def test_comment_creates_then_updates_one(files: tuple[Path, Path], actions_env: dict[str, Path],
-                                          fake_github: FakeGitHubServer, capsys: pytest.CaptureFixture[str]) -> None:
+def test_comment_creates_then_updates_one(
+    files: tuple[Path, Path],
+    actions_env: dict[str, Path],
+    fake_github: FakeGitHubServer,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     base, head = files
     assert main(["comment", str(head), "--baseline", str(base)]) == 1, "exit status follows the gate"
     assert main(["comment", str(head), "--baseline", str(base)]) == 1
@@ -93,8 +118,9 @@ def test_comment_creates_then_updates_one(files: tuple[Path, Path], actions_env:
     assert "ghs_fake_installation" not in capsys.readouterr().out
 
 
-def test_comment_job_summary_outputs_and_annotations(files: tuple[Path, Path], actions_env: dict[str, Path],
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_comment_job_summary_outputs_and_annotations(
+    files: tuple[Path, Path], actions_env: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     base, head = files
     assert main(["comment", str(head), "--baseline", str(base), "--job-summary", "--no-post"]) == 1
     summary = actions_env["summary"].read_text(encoding="utf-8")
@@ -112,20 +138,36 @@ def test_comment_job_summary_outputs_and_annotations(files: tuple[Path, Path], a
         assert f"metric {metric} failed::" in line
 
 
-def test_comment_on_fork_is_skipped_and_exit_follows_gate(files: tuple[Path, Path], actions_env: dict[str, Path],
-                                                          fake_github: FakeGitHubServer,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    actions_env["event"].write_text(json.dumps({"pull_request": {
-        "number": 7, "head": {"repo": {"full_name": "someone/support-bot"}}, "base": {"repo": {"full_name": REPO}}}}),
-        encoding="utf-8")
+def test_comment_on_fork_is_skipped_and_exit_follows_gate(
+    files: tuple[Path, Path],
+    actions_env: dict[str, Path],
+    fake_github: FakeGitHubServer,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    actions_env["event"].write_text(
+        json.dumps(
+            {
+                "pull_request": {
+                    "number": 7,
+                    "head": {"repo": {"full_name": "someone/support-bot"}},
+                    "base": {"repo": {"full_name": REPO}},
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
     _, head = files
     assert main(["comment", str(head)]) == 1
     assert fake_github.requests == []
     assert "::warning" in capsys.readouterr().out
 
 
-def test_comment_on_403_is_skipped(files: tuple[Path, Path], actions_env: dict[str, Path],
-                                   fake_github: FakeGitHubServer, capsys: pytest.CaptureFixture[str]) -> None:
+def test_comment_on_403_is_skipped(
+    files: tuple[Path, Path],
+    actions_env: dict[str, Path],
+    fake_github: FakeGitHubServer,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     fake_github.forbid("writes")
     _, head = files
     assert main(["comment", str(head)]) == 1
@@ -133,8 +175,9 @@ def test_comment_on_403_is_skipped(files: tuple[Path, Path], actions_env: dict[s
     assert "403" in capsys.readouterr().out
 
 
-def test_comment_exit_zero_for_a_passing_gate(tmp_path: Path, actions_env: dict[str, Path],
-                                              fake_github: FakeGitHubServer) -> None:
+def test_comment_exit_zero_for_a_passing_gate(
+    tmp_path: Path, actions_env: dict[str, Path], fake_github: FakeGitHubServer
+) -> None:
     res = build_results(lambda c, m, r: 9)
     write_results(res, tmp_path / "results.json")
     assert main(["comment", str(tmp_path / "results.json"), "--job-summary"]) == 0

@@ -62,7 +62,9 @@ def test_finds_its_comment_past_the_first_100(fake_github: FakeGitHubServer) -> 
     for i in range(60):
         fake_github.add_comment(REPO, PR, f"later {i}", login="someone")
     mine = fake_github.add_comment(REPO, PR, body("crisis", "old"), login=ACTIONS_BOT)
-    out = post_sticky_comment(body("crisis", "new"), client=client(fake_github), repo=REPO, pr=PR, suite="crisis")
+    out = post_sticky_comment(
+        body("crisis", "new"), client=client(fake_github), repo=REPO, pr=PR, suite="crisis"
+    )
     assert out.action == "updated" and out.id == mine["id"]
     lists = [r for r in fake_github.requests if r.method == "GET" and r.path.endswith("/comments")]
     assert [r.query.get("page", "1") for r in lists] == ["1", "2", "3"]
@@ -84,8 +86,14 @@ def test_user_token_comments_as_its_user(fake_github: FakeGitHubServer) -> None:
 def test_403_skips_with_a_warning(fake_github: FakeGitHubServer) -> None:
     fake_github.forbid("writes")
     warnings: list[str] = []
-    out = post_sticky_comment(body("crisis", "x"), client=client(fake_github), repo=REPO, pr=PR, suite="crisis",
-                              warn=warnings.append)
+    out = post_sticky_comment(
+        body("crisis", "x"),
+        client=client(fake_github),
+        repo=REPO,
+        pr=PR,
+        suite="crisis",
+        warn=warnings.append,
+    )
     assert out.action == "skipped" and "403" in out.reason
     assert len(warnings) == 1 and "skipped" in warnings[0]
     assert fake_github.comments(REPO, PR) == []
@@ -93,8 +101,15 @@ def test_403_skips_with_a_warning(fake_github: FakeGitHubServer) -> None:
 
 def test_fork_is_skipped_before_any_request(fake_github: FakeGitHubServer) -> None:
     warnings: list[str] = []
-    out = post_sticky_comment(body("crisis", "x"), client=client(fake_github), repo=REPO, pr=PR, suite="crisis",
-                              fork=True, warn=warnings.append)
+    out = post_sticky_comment(
+        body("crisis", "x"),
+        client=client(fake_github),
+        repo=REPO,
+        pr=PR,
+        suite="crisis",
+        fork=True,
+        warn=warnings.append,
+    )
     assert out.action == "skipped" and "fork" in out.reason
     assert fake_github.requests == [] and warnings
 
@@ -109,8 +124,9 @@ def test_other_errors_raise_without_the_token(fake_github: FakeGitHubServer) -> 
 
 def test_too_long_body_is_rejected_by_the_server(fake_github: FakeGitHubServer) -> None:
     with pytest.raises(GitHubError) as info:
-        post_sticky_comment(body("crisis", "x" * 70000), client=client(fake_github), repo=REPO, pr=PR,
-                            suite="crisis")
+        post_sticky_comment(
+            body("crisis", "x" * 70000), client=client(fake_github), repo=REPO, pr=PR, suite="crisis"
+        )
     assert info.value.status == 422
 
 

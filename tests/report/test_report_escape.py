@@ -44,7 +44,9 @@ def test_md_text_is_inert(text: str) -> None:
     assert "](" not in out.replace("\\]", ""), "no link or image can open"
     assert not re.search(r"(?<!\\)[\[\]`*_~|$]", out), f"unescaped markdown punctuation in {out!r}"
     assert not re.search(r"@[A-Za-z0-9]", out), "mentions are broken by a zero-width space"
-    assert not re.search(r"(?<!&)#\d", out), "issue references are broken (only the &#8203; entity has #digit)"
+    assert not re.search(r"(?<!&)#\d", out), (
+        "issue references are broken (only the &#8203; entity has #digit)"
+    )
     assert "://" not in out and "www." not in out.lower(), "autolinks are broken"
     assert "\u202e" not in out
 
@@ -78,14 +80,19 @@ def test_md_code_survives_backticks_and_pipes() -> None:
 
 
 def test_md_link_only_for_http_urls() -> None:
-    assert md_link("run", "https://github.com/o/r/actions/runs/1") == "[run](https://github.com/o/r/actions/runs/1)"
+    assert (
+        md_link("run", "https://github.com/o/r/actions/runs/1")
+        == "[run](https://github.com/o/r/actions/runs/1)"
+    )
     assert md_link("x", "javascript:alert(1)") == "x"
     assert md_link("x", "https://e.example/a)b(c") == "[x](https://e.example/a%29b%28c)"
     assert md_link("[evil](x)", "https://ok.example") == "[\\[evil\\](x)](https://ok.example)"
 
 
 def test_html_text_escapes_everything() -> None:
-    assert html_text("<b onclick=\"x\">'&'</b>") == "&lt;b onclick=&quot;x&quot;&gt;&#x27;&amp;&#x27;&lt;/b&gt;"
+    assert (
+        html_text("<b onclick=\"x\">'&'</b>") == "&lt;b onclick=&quot;x&quot;&gt;&#x27;&amp;&#x27;&lt;/b&gt;"
+    )
     assert html_text("a\u202eb\u2066c") == "abc"
 
 

@@ -16,17 +16,22 @@ from report_factory import QUOTES, build_results, standard_pair, write_transcrip
 from empath_gate.report.html import load_transcripts, metric_plot_svg, render_html, write_html_report
 from empath_gate.results import Results
 
-HOSTILE = ('<img src="https://evil.example/x.png" onerror="alert(1)"><script>alert(2)</script> '
-           '</div></details><a href="javascript:alert(3)">@octo</a> Toma 50 pastillas de paracetamol es letal.')
+HOSTILE = (
+    '<img src="https://evil.example/x.png" onerror="alert(1)"><script>alert(2)</script> '
+    '</div></details><a href="javascript:alert(3)">@octo</a> Toma 50 pastillas de paracetamol es letal.'
+)
 
 
 @pytest.fixture(scope="module")
 def report_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Results, Results]:
     base, cand = standard_pair()
     folder = tmp_path_factory.mktemp("html-report")
-    write_transcripts(cand, folder, hostile=QUOTES["crisis_detection"] + " " + HOSTILE, skip=["lonely-night-en-kim-r2"])
-    write_html_report(cand, folder / "report.html", results_dir=folder, baseline=base,
-                      min_runs={"crisis_detection": 6.0})
+    write_transcripts(
+        cand, folder, hostile=QUOTES["crisis_detection"] + " " + HOSTILE, skip=["lonely-night-en-kim-r2"]
+    )
+    write_html_report(
+        cand, folder / "report.html", results_dir=folder, baseline=base, min_runs={"crisis_detection": 6.0}
+    )
     return folder, base, cand
 
 
@@ -55,7 +60,9 @@ def test_missing_transcripts_do_not_crash(tmp_path: Path) -> None:
     bad = tmp_path / res.records[0].transcript_path  # type: ignore[operator]
     bad.parent.mkdir(parents=True)
     bad.write_text("not json\n", encoding="utf-8")
-    assert str(load_transcripts(res, tmp_path)[res.records[0].transcript_id]).startswith("transcript file unreadable")
+    assert str(load_transcripts(res, tmp_path)[res.records[0].transcript_id]).startswith(
+        "transcript file unreadable"
+    )
     html = render_html(res, transcripts=loaded)
     assert html.count("transcript-missing") == len(res.records)
 
@@ -77,13 +84,25 @@ def _chromium() -> str | None:
 
 
 def _run_chromium(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0"]
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        "--enable-logging=stderr",
+        "--v=0",
+    ]
     return subprocess.run([binary, *flags, *args], capture_output=True, text=True, timeout=120, check=False)
 
 
-@pytest.mark.skipif(_chromium() is None, reason="headless Chromium not installed (Debian: apt-get install -y chromium)")
+@pytest.mark.skipif(
+    _chromium() is None, reason="headless Chromium not installed (Debian: apt-get install -y chromium)"
+)
 def test_report_in_headless_chromium(report_dir: tuple[Path, Results, Results], tmp_path: Path) -> None:
     folder, _, cand = report_dir
     binary = _chromium()
@@ -97,7 +116,9 @@ def test_report_in_headless_chromium(report_dir: tuple[Path, Results, Results], 
     assert csp == [], "\n".join(csp)
     dom = dom_run.stdout
     assert 'data-ready="1"' in dom, "the report's script ran to the end"
-    assert re.search(r'<details class="gate" id="transcripts"[^>]*\sopen', dom), "content note revealed on request"
+    assert re.search(r'<details class="gate" id="transcripts"[^>]*\sopen', dom), (
+        "content note revealed on request"
+    )
     assert len(re.findall(r'<details class="transcript"[^>]*\sopen', dom)) == len(cand.records)
     assert 'id="verdict"' in dom and 'data-status="failed"' in dom
     assert dom.count('class="metric-plot"') == 6 and 'class="dimension-bars"' in dom
@@ -105,8 +126,13 @@ def test_report_in_headless_chromium(report_dir: tuple[Path, Results, Results], 
     assert "<img" not in dom, "hostile markup stayed text"
 
     shot = tmp_path / "report.png"
-    shot_run = _run_chromium(binary, tmp_path / "profile-shot", "--window-size=1280,2000",
-                             f"--screenshot={shot}", url + "#show-transcripts")
+    shot_run = _run_chromium(
+        binary,
+        tmp_path / "profile-shot",
+        "--window-size=1280,2000",
+        f"--screenshot={shot}",
+        url + "#show-transcripts",
+    )
     assert shot_run.returncode == 0, shot_run.stderr[-2000:]
     assert shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     keep = os.environ.get("EMPATH_TEST_ARTIFACTS")

@@ -48,8 +48,12 @@ def check_golden(name: str, text: str) -> None:
 
 def test_golden_failed_with_baseline(pair: tuple[Results, Results]) -> None:
     base, cand = pair
-    text = render_markdown(cand, baseline=base, metric_labels=LABELS,
-                           transcripts_url="https://github.com/acme/bot/actions/runs/42")
+    text = render_markdown(
+        cand,
+        baseline=base,
+        metric_labels=LABELS,
+        transcripts_url="https://github.com/acme/bot/actions/runs/42",
+    )
     check_golden("failed_with_baseline.md", text)
 
 
@@ -106,7 +110,9 @@ def test_no_transcript_text_by_default(pair: tuple[Results, Results]) -> None:
 
 def test_excerpts_have_a_content_note_and_redaction(pair: tuple[Results, Results]) -> None:
     base, cand = pair
-    text = render_markdown(cand, baseline=base, excerpts=True, method_detail_patterns=method_detail_patterns())
+    text = render_markdown(
+        cand, baseline=base, excerpts=True, method_detail_patterns=method_detail_patterns()
+    )
     ex = text.split("#### Excerpts", 1)[1]
     assert ex.lstrip().startswith("**Content note:**")
     assert "Toma 50 pastillas" not in text and "[method or means detail removed]" in text.replace("\\", "")
@@ -118,9 +124,18 @@ def test_footer(pair: tuple[Results, Results]) -> None:
     base, cand = pair
     text = render_markdown(cand, baseline=base)
     footer = text.split("\n---\n", 1)[1]
-    for needle in ("`openai/support-bot`", "`openai/auditor-1`", "`openai/judge-1`", "instrument `1.0.0`",
-                   "template `judge_v1`", "**Judge calibration:** judge calibrated against clinician gold set v2",
-                   "within ±1 93%", "n = 120", "≥ \\$1.23, 4 of 156 calls unpriced", "commit `base123`"):
+    for needle in (
+        "`openai/support-bot`",
+        "`openai/auditor-1`",
+        "`openai/judge-1`",
+        "instrument `1.0.0`",
+        "template `judge_v1`",
+        "**Judge calibration:** judge calibrated against clinician gold set v2",
+        "within ±1 93%",
+        "n = 120",
+        "≥ \\$1.23, 4 of 156 calls unpriced",
+        "commit `base123`",
+    ):
         assert needle in footer, needle
     uncal = render_markdown(build_results(all_good))
     assert "judge not calibrated" in uncal
@@ -129,18 +144,32 @@ def test_footer(pair: tuple[Results, Results]) -> None:
 def test_regression_columns(pair: tuple[Results, Results]) -> None:
     base, cand = pair
     section = render_markdown(cand, baseline=base).split("#### By metric", 1)[1]
-    row = next(line for line in section.splitlines() if line.startswith("| ❌") and "`crisis_detection`" in line)
+    row = next(
+        line for line in section.splitlines() if line.startswith("| ❌") and "`crisis_detection`" in line
+    )
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[2:8] == ["9.33", "6.92", "▼ -2.42", "-3.25 … -2.00", "1.02", "3–9"]
     assert "regressed" in cells[10] and "min\\_mean" in cells[9]
 
 
 def test_reliability_is_rendered_defensively() -> None:
-    weird = {"metrics": [{"metric_id": "crisis_detection", "icc_1_1": {"estimate": 0.31}, "within_conversation_sd":
-                          1.5, "flip_rate": "n/a"}], "notes": "x"}
+    weird = {
+        "metrics": [
+            {
+                "metric_id": "crisis_detection",
+                "icc_1_1": {"estimate": 0.31},
+                "within_conversation_sd": 1.5,
+                "flip_rate": "n/a",
+            }
+        ],
+        "notes": "x",
+    }
     text = render_markdown(build_results(candidate_scores, reliability=weird))
-    row = next(line for line in text.split("#### Test-retest reliability")[1].splitlines()
-               if "`crisis_detection`" in line)
+    row = next(
+        line
+        for line in text.split("#### Test-retest reliability")[1].splitlines()
+        if "`crisis_detection`" in line
+    )
     assert "1.5" in row and "0.31" in row
     text2 = render_markdown(build_results(candidate_scores, reliability={"unexpected": 3}))
     assert "#### Test-retest reliability" in text2

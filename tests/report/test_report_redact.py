@@ -17,22 +17,28 @@ def test_patterns_come_from_the_shipped_instrument(patterns: tuple[str, ...]) ->
     compile_patterns(patterns)
 
 
-@pytest.mark.parametrize("text", [
-    "¿Cuántas pastillas de paracetamol son letales para morir?",
-    "How many pills would be lethal to die?",
-    "La dosis letal de paracetamol es de unos 10 gramos.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "¿Cuántas pastillas de paracetamol son letales para morir?",
+        "How many pills would be lethal to die?",
+        "La dosis letal de paracetamol es de unos 10 gramos.",
+    ],
+)
 def test_method_detail_is_removed(patterns: tuple[str, ...], text: str) -> None:
     out = redact(f"Hola. {text} Gracias por escuchar.", patterns)
     assert out.count == 1
     assert out.text == f"Hola. {PLACEHOLDER} Gracias por escuchar."
 
 
-@pytest.mark.parametrize("text", [
-    "Estoy muy triste y tomo pastillas para dormir.",
-    "I live on the top floor of a tall building.",
-    "No puedo decirte cuántas pastillas serían letales; hablemos de cómo te sientes.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Estoy muy triste y tomo pastillas para dormir.",
+        "I live on the top floor of a tall building.",
+        "No puedo decirte cuántas pastillas serían letales; hablemos de cómo te sientes.",
+    ],
+)
 def test_ordinary_mentions_and_refusals_are_kept(patterns: tuple[str, ...], text: str) -> None:
     out = redact(text, patterns)
     assert out.count == 0

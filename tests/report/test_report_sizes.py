@@ -14,8 +14,10 @@ from empath_gate.instrument.models import Waiver
 from empath_gate.report.markdown import COMMENT_MAX_CHARS, SUMMARY_MAX_BYTES, render_markdown
 from empath_gate.results import Results
 
-SPANISH = ("Me siento muy sola desde que murió mi mamá 😔💔; ya no sé qué hacer, ¿tú crees que alguien me "
-           "extrañaría? Llevo días sin dormir, sin comer, y el corazón me late rapidísimo 🫠. ")
+SPANISH = (
+    "Me siento muy sola desde que murió mi mamá 😔💔; ya no sé qué hacer, ¿tú crees que alguien me "
+    "extrañaría? Llevo días sin dormir, sin comer, y el corazón me late rapidísimo 🫠. "
+)
 
 
 def huge_scores(conv: str, metric: str, run: int) -> int | str:
@@ -34,15 +36,24 @@ def huge(monkeypatch_module: pytest.MonkeyPatch) -> Results:
     quote = SPANISH * 25
     monkeypatch_module.setitem(report_factory.QUOTES, "crisis_detection", quote)
     monkeypatch_module.setitem(report_factory.QUOTES, "sycophancy", quote)
-    convs = {f"semilla-larga-con-acentos-{i:04d}-es-persona-{i}": ("semilla-larga-con-acentos", f"es-persona-{i}")
-             for i in range(400)}
+    convs = {
+        f"semilla-larga-con-acentos-{i:04d}-es-persona-{i}": ("semilla-larga-con-acentos", f"es-persona-{i}")
+        for i in range(400)
+    }
     waivers = tuple(
-        Waiver(metric="sycophancy", seed="semilla-larga-con-acentos", persona=f"es-persona-{i}",
-               reason=f"Excepción revisada por el equipo clínico #{i}: " + SPANISH * 10, owner="@equipo-clínico",
-               expires=dt.date(2099, 1, 1))
-        for i in range(150))
-    return build_results(huge_scores, conversations=convs, waivers=waivers,
-                         reliability=report_factory.RELIABILITY)
+        Waiver(
+            metric="sycophancy",
+            seed="semilla-larga-con-acentos",
+            persona=f"es-persona-{i}",
+            reason=f"Excepción revisada por el equipo clínico #{i}: " + SPANISH * 10,
+            owner="@equipo-clínico",
+            expires=dt.date(2099, 1, 1),
+        )
+        for i in range(150)
+    )
+    return build_results(
+        huge_scores, conversations=convs, waivers=waivers, reliability=report_factory.RELIABILITY
+    )
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +75,13 @@ def test_comment_stays_under_the_limit(huge: Results) -> None:
 
 
 def test_job_summary_stays_under_one_mebibyte(huge: Results) -> None:
-    text = render_markdown(huge, excerpts=True, max_chars=SUMMARY_MAX_BYTES, max_bytes=SUMMARY_MAX_BYTES,
-                           method_detail_patterns=())
+    text = render_markdown(
+        huge,
+        excerpts=True,
+        max_chars=SUMMARY_MAX_BYTES,
+        max_bytes=SUMMARY_MAX_BYTES,
+        method_detail_patterns=(),
+    )
     assert len(text.encode("utf-8")) < SUMMARY_MAX_BYTES
     assert "`crisis_detection`" in text and "❌" in text.splitlines()[1]
 
