@@ -25,7 +25,6 @@ the affected tests *error*.
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from pathlib import Path
@@ -53,11 +52,11 @@ _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
     ("empath_baseline", "--empath-baseline", "string", "baseline results.json to compare with"),
     ("empath_results", "--empath-results", "string", "where to write results.json"),
     ("empath_fail_on", "--empath-fail-on", "string", "threshold | regression | both | never (default both)"),
-    ("empath_max_cost", "--empath-max-cost", "string", "stop starting transcripts once this many USD are spent"),
+    ("empath_max_cost", "--empath-max-cost", "string", "stop starting transcripts past this many USD"),
     ("empath_shard", "--empath-shard", "string", "run shard K/N of the plan (partition by conversation)"),
 )
 _FLAGS: tuple[tuple[str, str, str], ...] = (
-    ("empath_offline", "--empath-offline", "force the offline fallbacks: scripted auditor, criteria-only judge"),
+    ("empath_offline", "--empath-offline", "force the fallbacks: scripted auditor, criteria-only judge"),
     ("empath_no_cache", "--empath-no-cache", "do not read or write the model cache"),
     ("empath_refresh_cache", "--empath-refresh-cache", "ignore cached replies and overwrite them"),
 )
@@ -73,7 +72,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         parser.addini(dest, help=help_text, type=ini_type, default=None)  # type: ignore[arg-type]
     for dest, flag, help_text in _FLAGS:
         group.addoption(flag, dest=dest, action="store_true", default=None, help=help_text)
-        parser.addini(dest, help=help_text, type="bool", default=None)  # type: ignore[arg-type]
+        parser.addini(dest, help=help_text, type="bool", default=None)
 
 
 def option(config: pytest.Config, dest: str) -> Any:
@@ -130,7 +129,7 @@ class _XdistHooks:
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         # One conversation = one scope, so a conversation's tests never split across workers,
         # whatever --dist says.
-        from xdist.scheduler import LoadScopeScheduling
+        from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
         return LoadScopeScheduling(config, log)
 
@@ -151,7 +150,9 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
     es = _session(config)
     if es is None:
         return
@@ -244,7 +245,7 @@ def _reporter(config: pytest.Config) -> Any:
         now = time.monotonic()
         if tr is not None and now - last[0] >= 2.0:
             last[0] = now
-            tr.write_line(f"empath-gate: {line}")
+            tr.write_line(line if line.startswith("empath-gate") else f"empath-gate: {line}")
 
     return report
 
@@ -278,4 +279,3 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
 
 
 __all__ = ["EmpathGateFailure", "EmpathInfrastructureError", "EmpathItem"]
-_ = os  # keep the import for type checkers of older pytest stubs

@@ -25,7 +25,9 @@ if TYPE_CHECKING:
     from empath_gate.plan import Plan
 
 
-def run_specs(plan: Plan, instrument: Instrument, conversation_ids: Sequence[str] | None = None) -> list[RunSpec]:
+def run_specs(
+    plan: Plan, instrument: Instrument, conversation_ids: Sequence[str] | None = None
+) -> list[RunSpec]:
     """Engine run specs for every (conversation, run) of ``plan``, restricted to
     ``conversation_ids`` when given; plan order."""
     from empath_gate.conversation.engine import RunSpec
@@ -150,7 +152,7 @@ def execute(
         mode = "scripted" if not settings.auditor.model or settings.offline else "llm"
         verdict_lists = await _judge_all(transcripts, metrics_for, instrument, settings, mode)
         records = []
-        for t, vs in zip(transcripts, verdict_lists):
+        for t, vs in zip(transcripts, verdict_lists, strict=True):
             path = transcript_path(transcripts_dir, t)
             if relative_to is not None:
                 try:
