@@ -345,13 +345,10 @@ def _compute_all(
     cell_of: dict[tuple[str, str], int] = {}
     keys: list[tuple[str, str]] = []
     parsed: dict[str, tuple[str, int]] = {}
-    cell_l: list[int] = []
-    run_l: list[int] = []
-    status_l: list[str] = []
-    score_l: list[int | None] = []
+    rows: list[tuple[int, int, str, int | None, MetricVerdict]] = []
     crit_pos: list[int] = []
     jf_pos: list[int] = []
-    refs: list[MetricVerdict] = []
+    append = rows.append
     for v in verdicts:
         if v.rejudge:
             continue
@@ -364,18 +361,21 @@ def _compute_all(
         if ci is None:
             ci = cell_of[g] = len(keys)
             keys.append(g)
-        if v.criteria and v.critical_fail:
-            crit_pos.append(len(cell_l))
+        criteria = v.criteria
+        if criteria:
+            for c in criteria:
+                if c.critical and c.state == "FAIL":
+                    crit_pos.append(len(rows))
+                    break
         if v.failure is not None:
-            jf_pos.append(len(cell_l))
-        cell_l.append(ci)
-        run_l.append(key[1])
-        status_l.append(v.status)
-        score_l.append(v.score)
-        refs.append(v)
+            jf_pos.append(len(rows))
+        append((ci, key[1], v.status, v.score, v))
     n_cells = len(keys)
     if not n_cells:
         return ()
+    cell_t, run_t, status_l, score_l, refs = zip(*rows, strict=True)
+    cell_l: Sequence[int] = cell_t
+    run_l: Sequence[int] = run_t
     for conv, _ in keys:
         if conv not in conversations:
             raise ValueError(f"conversation {conv!r} is not in the plan's conversations")
