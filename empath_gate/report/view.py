@@ -452,6 +452,7 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "flip_rate": ("flip_rate", "mean_flip_rate"),
     "different_transcripts": (
         "different_transcripts",
+        "transcripts_differed",
         "different_transcript_rate",
         "transcript_change_rate",
         "transcripts_differ",
@@ -484,7 +485,7 @@ def _reliability_entries(reliability: Mapping[str, Any] | None) -> dict[str, Map
     if not isinstance(reliability, Mapping):
         return {}
     body: Any = reliability
-    for key in ("metrics", "per_metric", "by_metric"):
+    for key in ("metrics", "per_metric", "by_metric", "reliability"):
         if key in reliability:
             body = reliability[key]
             break

@@ -186,3 +186,21 @@ def test_nul_separated_output_round_trips_through_bash(tmp_path: Path) -> None:
         "[--empath-system-prompt=my prompts/bot v2.md]",
         "[--empath-results=empath-results/results.json]",
     ]
+
+
+def test_not_evaluated_and_is_fork(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(pr_payload("contributor/bot")), encoding="utf-8")
+    summary, output = tmp_path / "summary.md", tmp_path / "output.txt"
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("GITHUB_OUTPUT", str(output))
+    assert main(["is-fork"]) == 0
+    assert capsys.readouterr().out.strip() == "true"
+    assert main(["not-evaluated", "--suite", "crisis", "--reason", "fork <b>@x</b>"]) == 0
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("<!-- empath-gate:suite=crisis -->\n### ⚠️ empath-gate `crisis`: not evaluated")
+    assert "<b>" not in text and "✅" not in text
+    assert "passed<<" in output.read_text(encoding="utf-8") and "\nfalse\n" in output.read_text(encoding="utf-8")
+    assert "::warning" in capsys.readouterr().out
