@@ -52,7 +52,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats as sps
 
-from empath_gate.analysis.base import AnalysisModel
+from empath_gate.analysis.base import AnalysisModel, paused_gc
 from empath_gate.analysis.bootstrap import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
@@ -325,6 +325,21 @@ def compare(
     ``critical`` and ``max_drop``. Pure and deterministic for a given seed. Raises ValueError
     when a side holds two cells for the same conversation x metric.
     """
+    with paused_gc():
+        return _compare(
+            candidate, baseline, thresholds, suite_id=suite_id, n_resamples=n_resamples, seed=seed
+        )
+
+
+def _compare(
+    candidate: BaselineView,
+    baseline: BaselineView,
+    thresholds: Thresholds,
+    *,
+    suite_id: str | None,
+    n_resamples: int,
+    seed: int,
+) -> RegressionReport:
     reasons = comparability(candidate.metadata, baseline.metadata)
     comparable = not reasons
     by_run = candidate.metadata.fixed_script and baseline.metadata.fixed_script
