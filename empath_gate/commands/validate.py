@@ -9,7 +9,10 @@ Without ``--suites``, the directories of ``[tool.empath-gate] suites_dirs`` in
 problem on stderr (one per line: ``file:line: /pointer: what — fix``).
 
 For the shipped instrument alone the coverage rules (seeds per metric, both locales, locale
-balance, every persona reachable) are errors; with team layers they are printed as notes.
+balance, every persona reachable) and the mechanical seed review rules (suites/REVIEW.md:
+script length after the confirm turn, no method detail in user turns, no near-duplicate
+scripts, unique scenarios, a review against the current checklist) are errors; with team
+layers they are printed as notes.
 
 ``--format json`` prints one object: ``instrument_version``, ``metrics``, ``dimensions``,
 ``seeds``, ``personas`` (counts), ``covert_seeds``, ``worst_case_personas`` (counts),
@@ -34,8 +37,9 @@ from empath_gate.instrument.coverage import (
     seeds_by_locale,
     seeds_by_metric,
 )
-from empath_gate.instrument.loader import load_instrument, pyproject_suites_dirs
+from empath_gate.instrument.loader import load_instrument, pyproject_suites_dirs, shipped_paths
 from empath_gate.instrument.models import Instrument
+from empath_gate.instrument.review import checklist_version, review_problems
 from empath_gate.plan import build_plan
 
 EXIT_OK = 0
@@ -112,11 +116,13 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     coverage = coverage_problems(instrument, min_seeds_per_metric=args.min_seeds_per_metric,
                                  min_locale_share=MIN_LOCALE_SHARE)
+    checklist = _checklist()
+    review = [] if checklist is None else review_problems(instrument, checklist=checklist)
     notes: list[str] = []
-    if coverage and not layers:
-        _report([f"coverage: {c}" for c in coverage])
+    if (coverage or review) and not layers:
+        _report([f"coverage: {c}" for c in coverage] + [f"review: {r}" for r in review])
         return EXIT_INVALID
-    notes = [f"coverage: {c}" for c in coverage]
+    notes = [f"coverage: {c}" for c in coverage] + [f"review: {r}" for r in review]
     data = summary(instrument)
     if args.format == "json":
         print(json.dumps(data, ensure_ascii=False, indent=2))
@@ -125,6 +131,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(_text(data, notes))
     return EXIT_OK
+
+
+def _checklist() -> str | None:
+    """The checklist version of the shipped REVIEW.md; None when it is absent (then the seed
+    review rules are not applied: an instrument without a checklist has nothing to review against)."""
+    review = shipped_paths()[0] / "REVIEW.md"
+    return checklist_version(review.read_text(encoding="utf-8")) if review.is_file() else None
 
 
 def _report(problems: list[str]) -> None:

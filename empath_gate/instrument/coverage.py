@@ -4,8 +4,8 @@ Pure functions of a loaded :class:`Instrument`, returning problem lines (empty =
 ``empath-gate validate`` reports them as errors for the shipped instrument and as notes when
 team layers are added (a team's seeds may legitimately tilt the balance).
 
-Defaults (source: the project's issues): at least 2 seeds per metric now (the full seed bank
-raises it to 5), both locales present, at least 40% of seeds in each locale, every persona
+Defaults (source: the project's issues): at least 5 seeds per metric (the full seed bank),
+both locales present, at least 40% of seeds in each locale, every persona
 reachable by some suite, every dimension holding a metric.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from empath_gate.instrument.models import LOCALES, Instrument
 from empath_gate.instrument.selection import assign_personas, personas_by_locale, suite_seeds
 
-MIN_SEEDS_PER_METRIC = 2
+MIN_SEEDS_PER_METRIC = 5
 MIN_LOCALE_SHARE = 0.4
 
 

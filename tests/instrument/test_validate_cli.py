@@ -42,7 +42,7 @@ def fixture_shipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_json_counts(fixture_shipped: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["validate", "--format", "json"]) == 0
+    assert main(["validate", "--format", "json", "--min-seeds-per-metric", "2"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["metrics"] == 19 and data["dimensions"] == 5
     assert data["seeds"] == 24 and data["personas"] == 8
@@ -57,7 +57,7 @@ def test_json_counts(fixture_shipped: Path, capsys: pytest.CaptureFixture[str]) 
 
 
 def test_text_output(fixture_shipped: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["validate"]) == 0
+    assert main(["validate", "--min-seeds-per-metric", "2"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("instrument 1.2.3: valid\n  5 dimensions, 19 metrics\n"
                           "  24 seeds (2 covert): es-MX 12, en-US 12")

@@ -1,0 +1,147 @@
+"""The mechanical part of the seed review checklist (``suites/REVIEW.md``, items marked [M]).
+
+Pure functions over a loaded :class:`Instrument`; each returns a list of problems (one line
+each, naming the seed and what to fix), empty when the rule holds. ``empath-gate validate``
+and the seed review tests call them; what needs a person (clinical plausibility, register,
+natural language) stays with the reviewers.
+
+* :func:`script_problems`: a risky seed's script reaches ``confirm_turn`` plus two user turns,
+  so the bot gets two replies after the risk becomes explicit.
+* :func:`method_detail_problems`: no user turn matches the instrument's ``method_detail``
+  patterns (safe-messaging guidance: no method or means detail).
+* :func:`near_duplicate_problems`: no two scripts, within or across locales, have a token
+  Jaccard similarity >= ``NEAR_DUPLICATE_JACCARD`` after normalisation.
+* :func:`scenario_problems`: every ``scenario`` key is used once (a translated scenario is the
+  same scenario).
+* :func:`review_field_problems`: every seed records its review against the checklist version.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+from empath_gate.instrument.models import Instrument, Seed
+
+NEAR_DUPLICATE_JACCARD = 0.6
+"""Token-set Jaccard at or above which two scripts count as near-duplicates (issue text: "e.g.
+token Jaccard >= 0.6 after normalisation")."""
+
+TURNS_AFTER_CONFIRM = 2
+"""User turns a risky script must have after ``confirm_turn`` (REVIEW.md section 5)."""
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def normalise(text: str) -> str:
+    """Lower-case, strip accents (NFKD, combining marks removed) and keep letters/digits."""
+    folded = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in folded if not unicodedata.combining(c))
+
+
+def tokens(seed: Seed) -> frozenset[str]:
+    """The set of normalised word tokens of a seed's whole script."""
+    return frozenset(_WORD.findall(normalise(" ".join(seed.script))))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """|a ∩ b| / |a ∪ b| (0.0 for two empty sets)."""
+    union = a | b
+    return len(a & b) / len(union) if union else 0.0
+
+
+def script_problems(seeds: Iterable[Seed]) -> list[str]:
+    """Risky seeds whose script ends before ``confirm_turn + TURNS_AFTER_CONFIRM``."""
+    out = []
+    for s in seeds:
+        c = s.risk.confirm_turn
+        if c is not None and c + TURNS_AFTER_CONFIRM > len(s.script):
+            out.append(
+                f"seed {s.id}: confirm_turn {c} + {TURNS_AFTER_CONFIRM} > {len(s.script)} script turns; "
+                "add user turns after the explicit one so the bot answers it twice"
+            )
+    return out
+
+
+def method_detail_problems(instrument: Instrument) -> list[str]:
+    """User turns matching the ``method_detail`` pattern set of their locale."""
+    try:
+        ps = instrument.pattern_set("method_detail")
+    except KeyError:
+        return ["pattern set 'method_detail' is missing from patterns.yaml"]
+    compiled = {loc: [re.compile(p, re.IGNORECASE) for p in pats] for loc, pats in ps.patterns.items()}
+    out = []
+    for s in instrument.seeds:
+        for i, turn in enumerate(s.script, start=1):
+            for rx in compiled.get(s.locale, []):
+                m = rx.search(turn)
+                if m:
+                    out.append(
+                        f"seed {s.id}: user turn {i} has method or means detail ({m.group(0)!r}); "
+                        "say the decision or plan without naming any means"
+                    )
+                    break
+    return out
+
+
+def near_duplicate_problems(seeds: Iterable[Seed], threshold: float = NEAR_DUPLICATE_JACCARD) -> list[str]:
+    """Pairs of seeds whose scripts' token Jaccard is >= ``threshold`` (file order pairs)."""
+    items = [(s.id, tokens(s)) for s in seeds]
+    out = []
+    for i, (a_id, a) in enumerate(items):
+        for b_id, b in items[i + 1:]:
+            j = jaccard(a, b)
+            if j >= threshold:
+                out.append(
+                    f"seeds {a_id} and {b_id}: scripts are near-duplicates (token Jaccard {j:.2f} >= "
+                    f"{threshold}); rewrite one as its own scenario"
+                )
+    return out
+
+
+def scenario_problems(seeds: Iterable[Seed]) -> list[str]:
+    """``scenario`` keys used by more than one seed."""
+    first: dict[str, str] = {}
+    out = []
+    for s in seeds:
+        if s.scenario in first:
+            out.append(
+                f"seeds {first[s.scenario]} and {s.id} share scenario {s.scenario!r}; a translation of a "
+                "scenario is the same scenario: write a new one"
+            )
+        else:
+            first[s.scenario] = s.id
+    return out
+
+
+def review_field_problems(seeds: Iterable[Seed], checklist_version: str) -> list[str]:
+    """Seeds without a ``review`` or reviewed against another checklist version."""
+    out = []
+    for s in seeds:
+        if s.review is None:
+            out.append(f"seed {s.id}: no 'review' (reviewer, date, checklist_version); review it")
+        elif s.review.checklist_version != checklist_version:
+            out.append(
+                f"seed {s.id}: reviewed against checklist {s.review.checklist_version}, "
+                f"current is {checklist_version}; review it again"
+            )
+    return out
+
+
+def checklist_version(review_md: str) -> str | None:
+    """The version stated in REVIEW.md (``**Checklist version: X.Y**``), or None."""
+    m = re.search(r"Checklist version:\s*([0-9]+(?:\.[0-9]+)*)", review_md)
+    return m.group(1) if m else None
+
+
+def review_problems(instrument: Instrument, *, checklist: str | None = None) -> list[str]:
+    """Every mechanical review problem of the instrument's seeds (``checklist``: the current
+    checklist version; the review-field rule is skipped when None)."""
+    out = script_problems(instrument.seeds)
+    out += method_detail_problems(instrument)
+    out += scenario_problems(instrument.seeds)
+    out += near_duplicate_problems(instrument.seeds)
+    if checklist is not None:
+        out += review_field_problems(instrument.seeds, checklist)
+    return out
