@@ -58,6 +58,7 @@ explicitly (e.g. tests against the fake server); it is excluded from every dump.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import os
 import re
@@ -102,6 +103,7 @@ _RESERVED_EXTRA = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
     """True for parameter names that may carry credentials (``api_key``, ``*_token``,
     ``authorization``, ``headers``…); such names are refused in settings and redacted in dumps."""

@@ -47,14 +47,17 @@ def canonical_json(value: object) -> str:
 
 
 def _check_no_secrets(value: object, where: str) -> None:
+    """Raise ValueError when any mapping key (at any depth) is credential-named."""
     if isinstance(value, Mapping):
         for k, v in value.items():
             if isinstance(k, str) and is_secret_name(k):
                 raise ValueError(f"{where}: field {k!r} looks like a credential and is never cached")
-            _check_no_secrets(v, where)
+            if isinstance(v, (Mapping, list, tuple)):
+                _check_no_secrets(v, where)
     elif isinstance(value, (list, tuple)):
         for v in value:
-            _check_no_secrets(v, where)
+            if isinstance(v, (Mapping, list, tuple)):
+                _check_no_secrets(v, where)
 
 
 def cache_key(key_parts: Mapping[str, object]) -> str:
@@ -81,6 +84,7 @@ class Cache:
         self.misses = 0
         self.writes = 0
         self._lock = threading.Lock()
+        self._made_dirs: set[Path] = set()
 
     @staticmethod
     def key(key_parts: Mapping[str, object]) -> str:
@@ -118,8 +122,14 @@ class Cache:
         _check_no_secrets(value, "cache value")
         data = canonical_json(dict(value)).encode("utf-8")
         target = self.path(key)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=target.parent)
+        if target.parent not in self._made_dirs:  # one mkdir per shard directory, not per write
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self._made_dirs.add(target.parent)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=target.parent)
+        except FileNotFoundError:  # the directory was removed behind our back: make it again
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=target.parent)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
