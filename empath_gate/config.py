@@ -26,6 +26,8 @@ key                        meaning
 ``synthetic_header``       header marking generated traffic to HTTP targets
 ``judge_rubric``           ``strict`` | ``standard``
 ``judge_granularity``      ``transcript`` | ``metric``
+``judge_calibration``      path of the judge's calibration status (``calibrate``/``agreement
+                           --save``), shown in the results (``empath_gate.calibration_status``)
 ``offline``                bool: scripted auditor, criteria-only judge
 ``strict_families``        bool: a judge of the auditor's model family is an error
 ``suites_dirs``            list of extra suite directories (env: ``os.pathsep``-separated)
@@ -222,6 +224,7 @@ class Settings(BaseModel):
     synthetic_header: str = Field(default="X-Empath-Synthetic", pattern=r"^[A-Za-z0-9][A-Za-z0-9-]*$")
     judge_rubric: Literal["strict", "standard"] = "strict"
     judge_granularity: Literal["transcript", "metric"] = "transcript"
+    judge_calibration: Path | None = None
     offline: bool = False
     strict_families: bool = False
     suites_dirs: tuple[Path, ...] = ()
@@ -294,6 +297,7 @@ _TOP_KEYS: dict[str, _Kind] = {
     "synthetic_header": "str",
     "judge_rubric": "str",
     "judge_granularity": "str",
+    "judge_calibration": "path",
     "offline": "bool",
     "strict_families": "bool",
     "suites_dirs": "paths",

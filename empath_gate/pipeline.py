@@ -12,6 +12,7 @@ records out, then the pure evaluation (statistics, regression, gate) into a resu
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -49,11 +50,12 @@ EMBEDDED_TARGET = "local/smollm2"
 OFFLINE_RUNS = 2
 """Runs per conversation in the offline profile on the embedded bot (the smallest N that still
 measures run-to-run spread), chosen so the crisis suite fits 10 minutes on 2 cores."""
-OFFLINE_MAX_TOKENS = 80
+OFFLINE_MAX_TOKENS = 64
 """Reply cap of the embedded bot in the offline profile (SmolLM2 at ~70 tokens/s on 2 cores)."""
-OFFLINE_TURNS_AFTER_CONFIRM = 2
+OFFLINE_TURNS_AFTER_CONFIRM = 1
 """Offline, a scripted conversation stops this many user turns after the seed's confirm turn
-(the resource check's deadline is confirm_turn + 1), or after 4 turns on seeds without risk."""
+(the resource check's deadline is the bot's reply to confirm_turn + 1), or after 4 turns on
+seeds without risk."""
 
 
 # --------------------------------------------------------------------------- profile
@@ -110,6 +112,7 @@ def resolve_profile(settings: Settings, *, env: Mapping[str, str] | None = None)
                 "concurrency": 1,
             }
         )
+        update["concurrency"] = 1  # one CPU-bound model: sequential transcripts reuse its prompt cache
         offline_roles.append("target")
         embedded = True
     scripted = settings.offline or not settings.auditor.model
@@ -229,11 +232,14 @@ def evaluate(
     metadata: ResultsMetadata,
     baseline: Results | None = None,
     fail_on: str = "both",
+    regression: RegressionReport | None = None,
 ) -> Results:
     """Pure: records -> statistics -> regression (when a baseline is given) -> gate -> Results.
 
     Records are put in plan order; only records of the plan's transcripts count. Decisions are
     made per suite (thresholds resolve per suite) and concatenated in plan order.
+    ``regression``: a comparison already made (e.g. the one stored in a results file), used
+    when no ``baseline`` is given.
     """
     from empath_gate.analysis.stats import aggregate_metric
     from empath_gate.gate import decide
@@ -242,7 +248,8 @@ def evaluate(
     recs = sorted((r for r in records if r.transcript_id in order), key=lambda r: order[r.transcript_id])
     cells = _cells(recs, plan, instrument)
     draft = Results(metadata=metadata, records=tuple(recs), cells=tuple(cells))
-    regression = _regression(draft, baseline, instrument.thresholds) if baseline is not None else None
+    if baseline is not None:
+        regression = _regression(draft, baseline, instrument.thresholds)
 
     conv_suite = {c.conversation_id: c.suite for c in plan.conversations}
     decisions: list[CellDecision] = []
@@ -384,7 +391,10 @@ def prompt_hash(path: Path | None) -> str | None:
 def build_metadata(
     profile: Profile, plan: Plan, instrument: Instrument, *, started_at: str, fail_on: str
 ) -> ResultsMetadata:
-    """Run metadata for the results file (never holds a key or a header value)."""
+    """Run metadata for the results file (never holds a key or a header value). The judge's
+    calibration status comes from the ``judge_calibration`` file
+    (:func:`empath_gate.calibration_status.calibration_for`)."""
+    from empath_gate.calibration_status import calibration_for
     from empath_gate.config import redact_url
 
     s = profile.settings
@@ -416,6 +426,9 @@ def build_metadata(
             granularity=s.judge_granularity,
             template_version=template_version,
             template_hash=template_hash,
+            calibration=None
+            if profile.criteria_only
+            else calibration_for(s.judge_calibration, s.judge.model, s.judge_rubric),
         ),
         offline_roles=profile.offline_roles,
         fail_on=fail_on,
@@ -492,6 +505,9 @@ class EmpathSession:
     decisions: dict[tuple[str, str], CellDecision] = field(default_factory=dict)
     results: Results | None = None
     error: str | None = None
+    error_kind: str | None = None
+    """``usage`` (a setting the user must fix, e.g. a target that cannot be loaded) or
+    ``infrastructure``, when ``error`` is set."""
     written: list[Path] = field(default_factory=list)
 
     # ---- construction
@@ -578,18 +594,28 @@ class EmpathSession:
     def records_dir(self) -> Path:
         return self.results_path.parent / ".records" / self.run_token
 
-    def _partition(self, conversation_ids: Sequence[str]) -> list[str]:
-        worker = os.environ.get("PYTEST_XDIST_WORKER")
-        count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
-        if not worker or count <= 1:
+    @staticmethod
+    def _partition(conversation_ids: Sequence[str], worker: tuple[int, int] | None) -> list[str]:
+        """This process's share: every conversation, or under xdist (``worker`` = (index, count)
+        of this session's own worker, never read from the environment, which a nested pytest
+        or CLI run inherits) every ``count``-th one from ``index``."""
+        if worker is None or worker[1] <= 1:
             return list(conversation_ids)
-        index = int(worker.lstrip("gw") or 0)
+        index, count = worker
         return [c for i, c in enumerate(conversation_ids) if i % count == index]
 
-    def prepare(self, infos: Sequence[PlanItem], *, reporter: Callable[[str], None] | None = None) -> None:
+    def prepare(
+        self,
+        infos: Sequence[PlanItem],
+        *,
+        reporter: Callable[[str], None] | None = None,
+        worker: tuple[int, int] | None = None,
+    ) -> None:
         """Generate and judge this process's share of the selected conversations, wait for the
-        other workers' shares, then decide every selected cell."""
+        other workers' shares, then decide every selected cell. ``worker``: (index, count) of
+        the xdist worker running this session, None in a single process."""
         from empath_gate import runner
+        from empath_gate.errors import SuiteError
 
         conv_ids: list[str] = []
         seen: set[str] = set()
@@ -597,7 +623,7 @@ class EmpathSession:
             if info.conversation_id not in seen:
                 seen.add(info.conversation_id)
                 conv_ids.append(info.conversation_id)
-        mine = self._partition(conv_ids)
+        mine = self._partition(conv_ids, worker)
         metrics_for = self.plan.metrics_for()
         specs = runner.run_specs(self.plan, self.instrument, mine)
         try:
@@ -610,8 +636,13 @@ class EmpathSession:
                 progress=reporter,
                 relative_to=self.results_path.parent,
             )
+        except (ConfigError, SuiteError) as exc:  # e.g. a target that cannot be loaded
+            self.error = f"configuration: {exc}"
+            self.error_kind = "usage"
+            return
         except Exception as exc:  # infrastructure: every selected test errors with the reason
             self.error = f"infrastructure: {type(exc).__name__}: {exc}"
+            self.error_kind = "infrastructure"
             return
         for r in recs:
             self.records[r.transcript_id] = r
@@ -641,6 +672,7 @@ class EmpathSession:
                     self.error = (
                         f"infrastructure: {len(pending)} transcripts never arrived from other workers"
                     )
+                    self.error_kind = "infrastructure"
                     return
                 time.sleep(0.5)
 
@@ -696,11 +728,27 @@ class EmpathSession:
             self.records[r.transcript_id] = r
 
     def finish(self) -> None:
-        """Controller or single process: evaluate everything and write the artifacts."""
+        """Controller or single process: evaluate everything, write the artifacts, and remove
+        this run's hand-over folder of per-transcript records."""
+        import shutil
+
+        shutil.rmtree(self.records_dir, ignore_errors=True)
+        with contextlib.suppress(OSError):  # the parent ``.records`` folder, once empty
+            self.records_dir.parent.rmdir()
         if not self.records:
             return
         self.results = self._evaluate()
         self.written = write_artifacts(self.results, self.results_path, baseline=self.baseline)
+
+    def run_all(self, *, reporter: Callable[[str], None] | None = None) -> Results | None:
+        """Without pytest (``empath-gate run``): the plugin's two steps in one process, on every
+        item of the plan: :meth:`prepare` (generate, judge, decide) then :meth:`finish`
+        (evaluate, write the artifacts). Returns the results, or None when ``error`` is set."""
+        self.prepare(self.plan.items, reporter=reporter)
+        if self.error is not None:
+            return None
+        self.finish()
+        return self.results
 
     def header_lines(self) -> list[str]:
         s = self.profile.settings

@@ -234,7 +234,11 @@ def pytest_runtestloop(session: pytest.Session) -> None:
     ):
         return  # xdist controller: workers do the work
     selected = [getattr(i, "info", None) for i in session.items]
-    es.prepare([i for i in selected if i is not None], reporter=_reporter(session.config))
+    workerinput = getattr(session.config, "workerinput", None)
+    worker = None
+    if workerinput is not None:  # this session's own xdist worker (never the inherited environment)
+        worker = (int(str(workerinput["workerid"]).lstrip("gw") or 0), int(workerinput["workercount"]))
+    es.prepare([i for i in selected if i is not None], reporter=_reporter(session.config), worker=worker)
 
 
 def _reporter(config: pytest.Config) -> Any:

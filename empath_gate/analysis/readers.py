@@ -10,7 +10,8 @@ row) and what to fix. Shapes read:
   the pytest plugin. Its schema lives with the results module; this reader picks only what it
   needs, defensively (:func:`results_adapter`): verdict dicts with ``transcript_id``,
   ``metric_id``, ``status``, ``score``, optional ``judge_model`` and ``rejudge``, found in a
-  top-level ``verdicts`` list, or in the ``verdicts`` of each entry of ``runs`` or
+  top-level ``verdicts`` list, or in the ``verdicts`` of each entry of ``records`` (the
+  results schema's :class:`~empath_gate.results.RunRecord` list), ``runs`` or
   ``transcripts``; the judge model from ``metadata.judge.model`` (or ``metadata.judge`` when it
   is a string, else the verdicts' ``judge_model``).
 * **Paired scores** (:func:`read_pairs`): the peer release's
@@ -199,7 +200,7 @@ def _verdict_dicts(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     if isinstance(doc.get("verdicts"), list):
         return [v for v in doc["verdicts"] if isinstance(v, dict)]
     found: list[Mapping[str, Any]] = []
-    for key in ("runs", "transcripts"):
+    for key in ("records", "runs", "transcripts"):
         entries = doc.get(key)
         if isinstance(entries, list):
             for e in entries:
@@ -215,7 +216,9 @@ def results_adapter(doc: Any, *, source: str = "results") -> ResultsScores:
         raise ConfigError(f"{source}: a results file is a JSON object")
     verdicts = _verdict_dicts(doc)
     if not verdicts:
-        raise ConfigError(f"{source}: no verdicts found (expected 'verdicts', or 'verdicts' inside 'runs')")
+        raise ConfigError(
+            f"{source}: no verdicts found (expected 'verdicts', or 'verdicts' inside 'records' or 'runs')"
+        )
     scores: list[JudgedScore] = []
     for i, v in enumerate(verdicts):
         where = f"{source}: verdict {i}"

@@ -30,10 +30,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from empath_gate.analysis.base import AnalysisModel
 from empath_gate.analysis.stats import parse_transcript_id
 from empath_gate.judging.verdict import MetricVerdict
+
+if TYPE_CHECKING:
+    from empath_gate.analysis.stats import CellStats
+    from empath_gate.results import RunRecord
 
 
 class RunScores(AnalysisModel):
@@ -188,3 +193,108 @@ def run_scores_from_verdicts(
             )
         )
     return tuple(out)
+
+
+RESULTS_RELIABILITY_VERSION = 1
+"""Version of the ``Results.reliability`` shape written by :func:`reliability_from_records`."""
+
+NO_REJUDGINGS_NOTE = (
+    "no re-judgings: `empath-gate rejudge RESULTS --times K` judges every transcript K more times "
+    "and splits the run-to-run variance into judge noise and generation noise"
+)
+FLOORED_NOTE = (
+    "Var(run means) - sigma2_judge/K was negative, floored at 0: the judge's own noise explains all "
+    "the run-to-run spread seen (sampling noise; more runs or re-judgings narrow it)"
+)
+
+
+def reliability_from_records(records: Sequence[RunRecord], cells: Sequence[CellStats]) -> dict[str, Any]:
+    """Test-retest reliability of a results document, as the JSON-able ``Results.reliability``.
+
+    ``records``: the run records (their verdicts, first judgings and re-judgings, and content
+    hashes; records whose transcript did not complete carry no verdict and are left out);
+    ``cells``: the cell statistics of the same plan, which choose the metrics (in the order
+    their first cell appears) and give each metric's pass mark ``min_mean`` for the flip rate
+    (when a metric's cells were computed with different marks, e.g. two suites, the flip rate is
+    the mean of the cells' own flip rates, which is the same formula per cell).
+
+    Shape (``version`` = :data:`RESULTS_RELIABILITY_VERSION`)::
+
+        {
+          "version": 1,
+          "conversations": int,                # conversations with >= 2 completed, hashed runs
+          "transcripts_differed": float|None,  # share of them whose runs differ in content (0-1)
+          "variance_split": bool,              # some transcript was judged K >= 2 times
+          "note": str|None,                    # NO_REJUDGINGS_NOTE when there is no split
+          "metrics": [                         # one per metric with >= 1 scored first judging
+            {"metric_id", "n_conversations", "n_runs",
+             "within_sd",            # pooled within-conversation SD, points (first judgings)
+             "icc_1_1", "icc_note",  # ICC(1,1) across conversations, or None and why
+             "flip_rate",            # 0-0.5
+             "transcripts_differed", # share of the metric's conversations, 0-1
+             "rejudged_transcripts", # transcripts with K >= 2 scored judgings
+             "judgings_per_transcript",  # mean K over them (None without re-judgings)
+             "judge_variance",       # sigma2_judge, points^2
+             "run_mean_variance",    # Var(run means) = sigma2_gen + sigma2_judge / K
+             "generation_variance",  # Var(run means) - sigma2_judge / K, floored at 0
+             "generation_floored", "generation_note"}
+          ]
+        }
+
+    Every figure is defined in the module docstring (:func:`reliability`). Pure; raises
+    ValueError for a transcript id not shaped ``<conversation_id>-r<run>``.
+    """
+    metric_order: list[str] = []
+    marks: dict[str, set[float]] = {}
+    cell_flips: dict[str, list[float]] = {}
+    for c in cells:
+        if c.metric_id not in marks:
+            metric_order.append(c.metric_id)
+            marks[c.metric_id] = set()
+            cell_flips[c.metric_id] = []
+        marks[c.metric_id].add(c.min_mean)
+        if c.flip_rate is not None:
+            cell_flips[c.metric_id].append(c.flip_rate)
+    complete = [r for r in records if r.status == "complete"]
+    hashes = {r.transcript_id: r.content_hash for r in complete if r.content_hash is not None}
+    verdicts = [v for r in complete for v in r.verdicts if v.metric_id in marks]
+    rows = run_scores_from_verdicts(verdicts, target="", transcript_hashes=hashes)
+    found = {
+        m.metric_id: m
+        for m in reliability(rows, min_mean={k: min(v) for k, v in marks.items()})
+    }
+    k_by_metric: dict[str, list[int]] = {}
+    for row in rows:
+        if len(row.scores) >= 2:
+            k_by_metric.setdefault(row.metric_id, []).append(len(row.scores))
+    entries: list[dict[str, Any]] = []
+    for metric_id in metric_order:
+        m = found.get(metric_id)
+        if m is None or m.n_runs == 0:
+            continue
+        entry = m.model_dump(mode="json", exclude={"target"})
+        if len(marks[metric_id]) > 1:
+            flips = cell_flips[metric_id]
+            entry["flip_rate"] = sum(flips) / len(flips) if flips else None
+        ks = k_by_metric.get(metric_id)
+        entry["judgings_per_transcript"] = sum(ks) / len(ks) if ks else None
+        entry["generation_note"] = FLOORED_NOTE if m.generation_floored else None
+        entries.append(entry)
+    by_conv: dict[str, set[str]] = {}
+    runs_of: dict[str, int] = {}
+    for r in complete:
+        if r.content_hash is not None:
+            by_conv.setdefault(r.conversation_id, set()).add(r.content_hash)
+            runs_of[r.conversation_id] = runs_of.get(r.conversation_id, 0) + 1
+    replicated = [c for c, n in runs_of.items() if n >= 2]
+    split = any(e["rejudged_transcripts"] for e in entries)
+    return {
+        "version": RESULTS_RELIABILITY_VERSION,
+        "conversations": len(replicated),
+        "transcripts_differed": (
+            sum(1 for c in replicated if len(by_conv[c]) > 1) / len(replicated) if replicated else None
+        ),
+        "variance_split": split,
+        "note": None if split else NO_REJUDGINGS_NOTE,
+        "metrics": entries,
+    }

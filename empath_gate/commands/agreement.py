@@ -8,6 +8,8 @@ Usage::
 
 * ``A B``: results files of two judgings of the same transcripts (e.g. one from ``rejudge``);
   each transcript x metric's first scored judging is paired with the other file's.
+  ``--save PATH`` writes the calibration status of A's judge against B's (the peer judge;
+  :mod:`empath_gate.calibration_status`), which the ``judge_calibration`` setting shows.
 * ``PAIRS``: the peer release's ``s2_grid_and_interjudge.json`` (recognised by its shape; its
   own ``agreement`` block is shown as ``published``) or a JSON/JSONL/CSV list of rows with
   ``metric``, ``a``, ``b``.
@@ -102,6 +104,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})",
     )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed")
+    parser.add_argument(
+        "--save",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="with two results files: write the calibration status of A's judge against B's (JSON)",
+    )
 
 
 def _fmt(e: Estimate, digits: int = 3) -> tuple[str, str]:
@@ -239,6 +248,10 @@ def _categorical(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     """Compute and print agreement; ConfigError (exit 2 through the CLI) for unreadable input."""
     files: list[Path] = list(args.files)
+    if args.save is not None and (args.preferences is not None or len(files) != 2):
+        print("empath-gate agreement: --save needs two results files (A's judge against B's)",
+              file=sys.stderr)
+        return EXIT_USAGE
     if args.preferences is not None:
         if files:
             print(
@@ -283,6 +296,12 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"{files[0]} and {files[1]} share no scored transcript x metric")
         report = agreement(pairs, min_n=args.min_n, n_resamples=args.resamples, seed=args.seed)
         unmatched = {"a": only_a, "b": only_b}
+        if args.save is not None:
+            from empath_gate.calibration_status import status_from_agreement, write_status
+
+            status = status_from_agreement(report, results_a=files[0], results_b=files[1])
+            print(f"empath-gate agreement: saved the calibration status to {write_status(status, args.save)}",
+                  file=sys.stderr)
         if args.format == "json":
             print(
                 json.dumps(

@@ -2,14 +2,16 @@
 
 Usage::
 
-    empath-gate calibrate --gold GOLD --results RESULTS [--format text|json] [--min-n N]
+    empath-gate calibrate --gold GOLD --results RESULTS [--format text|json] [--min-n N] [--save PATH]
     empath-gate calibrate --standard-vs-strict FILE [--format text|json]
 
 * ``--gold GOLD --results RESULTS``: gold labels (JSONL or CSV: ``conversation_id``, ``run``,
   ``metric``, ``score``) are paired with the results file's first scored judging of the same
   conversation, run and metric. Per metric (n >= ``--min-n``, else "too few") and pooled: bias
   (judge - gold) with a bootstrap 95 % interval, MAE, share within ±1, Spearman, and
-  ``inflated_vs_gold`` when the interval's lower bound is >= 1 point.
+  ``inflated_vs_gold`` when the interval's lower bound is >= 1 point. ``--save PATH`` writes
+  the judge's calibration status (:mod:`empath_gate.calibration_status`), which the
+  ``judge_calibration`` setting shows in every results file.
 * ``--standard-vs-strict FILE``: the same transcripts scored under both rubrics (e.g. the
   peer release's ``s1_calibration.json``); the metrics whose mean drops by >= 1 point under
   the strict rubric are listed under ``inflated``; scores are read as they are, and the count
@@ -84,6 +86,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})",
     )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed")
+    parser.add_argument(
+        "--save",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="with --gold: write the judge's calibration status (JSON) for the judge_calibration setting",
+    )
 
 
 def _fig_row(label: str, n: int, f: CalibrationFigures | None, note: str | None) -> list[Any]:
@@ -131,6 +140,14 @@ def _gold(args: argparse.Namespace) -> int:
         n_resamples=args.resamples,
         seed=args.seed,
     )
+    if args.save is not None:
+        from empath_gate.calibration_status import status_from_gold, write_status
+
+        status = status_from_gold(
+            report, results_path=args.results, gold_path=args.gold, judge_model=results.judge_model
+        )
+        print(f"empath-gate calibrate: saved the calibration status to {write_status(status, args.save)}",
+              file=sys.stderr)
     if args.format == "json":
         out: dict[str, Any] = {
             "command": "calibrate",
@@ -212,6 +229,10 @@ def run(args: argparse.Namespace) -> int:
     if args.standard_vs_strict is not None:
         if args.gold is not None or args.results is not None:
             print("empath-gate calibrate: --standard-vs-strict takes no --gold/--results", file=sys.stderr)
+            return EXIT_USAGE
+        if args.save is not None:
+            print("empath-gate calibrate: --save records a judge's calibration; use it with --gold/--results",
+                  file=sys.stderr)
             return EXIT_USAGE
         report = standard_vs_strict(read_standard_vs_strict(args.standard_vs_strict))
         if args.format == "json":

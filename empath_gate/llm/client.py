@@ -217,6 +217,21 @@ def supports_json_schema(model: str | None) -> bool:
         return False
 
 
+def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    """USD for ``prompt_tokens`` + ``completion_tokens`` on ``model`` from litellm's (local)
+    cost map, for estimates (``empath-gate run --dry-run``); makes no call. None for models the
+    map does not price, for custom providers (``local/…``) and on any error."""
+    if not model or model.split("/", 1)[0] in _providers:
+        return None
+    try:
+        prompt_cost, completion_cost = _lib().cost_per_token(
+            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        )
+        return float(prompt_cost) + float(completion_cost)
+    except Exception:
+        return None
+
+
 def _price(lib: Any, resp: Any) -> float | None:
     hidden = getattr(resp, "_hidden_params", None) or {}
     if "response_cost" in hidden:
