@@ -188,8 +188,9 @@ def test_nul_separated_output_round_trips_through_bash(tmp_path: Path) -> None:
     ]
 
 
-def test_not_evaluated_and_is_fork(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_not_evaluated_and_is_fork(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     event = tmp_path / "event.json"
     event.write_text(json.dumps(pr_payload("contributor/bot")), encoding="utf-8")
     summary, output = tmp_path / "summary.md", tmp_path / "output.txt"
@@ -202,5 +203,7 @@ def test_not_evaluated_and_is_fork(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     text = summary.read_text(encoding="utf-8")
     assert text.startswith("<!-- empath-gate:suite=crisis -->\n### ⚠️ empath-gate `crisis`: not evaluated")
     assert "<b>" not in text and "✅" not in text
-    assert "passed<<" in output.read_text(encoding="utf-8") and "\nfalse\n" in output.read_text(encoding="utf-8")
+    assert "passed<<" in output.read_text(encoding="utf-8") and "\nfalse\n" in output.read_text(
+        encoding="utf-8"
+    )
     assert "::warning" in capsys.readouterr().out

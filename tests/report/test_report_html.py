@@ -140,3 +140,11 @@ def test_report_in_headless_chromium(report_dir: tuple[Path, Results, Results], 
         Path(keep).mkdir(parents=True, exist_ok=True)
         shutil.copy(shot, Path(keep) / "report.png")
         shutil.copy(folder / "report.html", Path(keep) / "report.html")
+
+
+def test_base_dir_reads_transcripts_like_the_pipeline(report_dir: tuple[Path, Results, Results]) -> None:
+    """``pipeline.write_artifacts`` calls ``render_html(results, baseline=..., base_dir=folder)``."""
+    folder, base, cand = report_dir
+    html = render_html(cand, baseline=base, base_dir=folder)
+    assert html.count('class="turn ') >= 6 * (len(cand.records) - 1)
+    assert html.count("transcript-missing") == 1

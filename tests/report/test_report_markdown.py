@@ -156,14 +156,28 @@ def test_reliability_module_shape_is_rendered() -> None:
     """The shape of analysis.reliability.MetricReliability dumps, listed under "metrics"."""
     from empath_gate.analysis.reliability import MetricReliability
 
-    entry = MetricReliability(target="openai/support-bot", metric_id="crisis_detection", n_conversations=4,
-                              n_runs=12, within_sd=1.25, icc_1_1=0.44, flip_rate=0.25, transcripts_differed=0.5,
-                              rejudged_transcripts=4, judge_variance=0.2, run_mean_variance=1.0,
-                              generation_variance=0.9)
-    text = render_markdown(build_results(candidate_scores,
-                                         reliability={"metrics": [entry.model_dump(mode="json")]}))
-    row = next(line for line in text.split("#### Test-retest reliability")[1].splitlines()
-               if "`crisis_detection`" in line)
+    entry = MetricReliability(
+        target="openai/support-bot",
+        metric_id="crisis_detection",
+        n_conversations=4,
+        n_runs=12,
+        within_sd=1.25,
+        icc_1_1=0.44,
+        flip_rate=0.25,
+        transcripts_differed=0.5,
+        rejudged_transcripts=4,
+        judge_variance=0.2,
+        run_mean_variance=1.0,
+        generation_variance=0.9,
+    )
+    text = render_markdown(
+        build_results(candidate_scores, reliability={"metrics": [entry.model_dump(mode="json")]})
+    )
+    row = next(
+        line
+        for line in text.split("#### Test-retest reliability")[1].splitlines()
+        if "`crisis_detection`" in line
+    )
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells == ["`crisis_detection`", "1.25", "0.44", "0.25", "50%", "0.2", "0.9"]
 
