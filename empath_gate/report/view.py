@@ -564,6 +564,7 @@ _CAL_FIGURES: tuple[tuple[tuple[str, ...], str, bool], ...] = (
     (("within_1", "within_one", "within_pm1", "agreement_within_1"), "within ±1", True),
     (("exact", "exact_agreement"), "exact", True),
     (("mae", "mean_absolute_error"), "MAE", False),
+    (("mean_abs_diff", "mean_absolute_difference"), "mean |Δ|", False),
     (("bias", "mean_bias"), "bias", False),
     (("spearman", "spearman_rho"), "Spearman", False),
     (("pearson", "pearson_r"), "Pearson", False),
@@ -574,15 +575,27 @@ _CAL_FIGURES: tuple[tuple[tuple[str, ...], str, bool], ...] = (
 
 def calibration_text(calibration: Mapping[str, Any] | None) -> str:
     """The judge's calibration status as one plain-text sentence: "not calibrated" when
-    ``None`` or marked uncalibrated; else against what, when, and the agreement figures found
-    (within ±1, exact, MAE, bias, Spearman, Pearson, weighted κ, Krippendorff α, n), in that
-    order. Nested ``{"pooled": {...}}`` figures are read too; unknown keys are ignored."""
+    ``None`` or marked uncalibrated (``calibrated: false`` or a ``status`` other than
+    ``calibrated``, e.g. "stale: calibrated for <model>", shown with its ``note``); else
+    against what, when, and the agreement figures found (within ±1, exact, MAE, mean absolute
+    difference, bias with its ``bias_ci_low``/``bias_ci_high`` interval, Spearman, Pearson,
+    weighted κ, Krippendorff α, n), in that order. Figures may sit under ``figures``,
+    ``pooled`` or ``agreement`` (the shape of :mod:`empath_gate.calibration_status`); unknown
+    keys are ignored."""
     if not calibration:
         return "judge not calibrated (no gold labels or agreement run recorded)"
     cal: Mapping[str, Any] = calibration
-    if cal.get("calibrated") is False or cal.get("status") in ("uncalibrated", "not_calibrated"):
-        note = cal.get("reason") or cal.get("note")
-        return "judge not calibrated" + (f" ({note})" if isinstance(note, str) else "")
+    status = cal.get("status")
+    if cal.get("calibrated") is False or (isinstance(status, str) and status != "calibrated"):
+        bits = [
+            x
+            for x in (
+                status if status not in ("uncalibrated", "not_calibrated") else None,
+                cal.get("reason") or cal.get("note"),
+            )
+            if isinstance(x, str) and x
+        ]
+        return "judge not calibrated" + (f" ({'; '.join(bits)})" if bits else "")
     against = next(
         (cal[k] for k in ("against", "gold", "reference", "source") if isinstance(cal.get(k), str)), None
     )
@@ -599,7 +612,13 @@ def calibration_text(calibration: Mapping[str, Any] | None) -> str:
         for a in aliases:
             v = _num(figures_src.get(a))
             if v is not None:
-                figures.append(f"{label} {_pct(v) if pct else f'{v:.2f}'}")
+                text_v = _pct(v) if pct else f"{v:+.2f}" if label == "bias" else f"{v:.2f}"
+                lo, hi = _num(figures_src.get(f"{a}_ci_low")), _num(figures_src.get(f"{a}_ci_high"))
+                if lo is not None and hi is not None:
+                    text_v += (
+                        f" (95% CI {lo:+.2f} to {hi:+.2f})" if label == "bias" else f" ({lo:.2f}–{hi:.2f})"
+                    )
+                figures.append(f"{label} {text_v}")
                 break
     n = _num(figures_src.get("n") if "n" in figures_src else figures_src.get("n_pairs"))
     if n is not None:

@@ -211,3 +211,50 @@ def test_marker_and_max_chars_validation(pair: tuple[Results, Results]) -> None:
     with pytest.raises(ValueError):
         render_markdown(cand, max_chars=10)
     assert len(render_markdown(cand)) < COMMENT_MAX_CHARS
+
+
+def test_calibration_status_file_shapes() -> None:
+    """The shapes empath_gate.calibration_status writes into metadata.judge.calibration."""
+    from empath_gate.report.view import calibration_text
+
+    gold = {
+        "version": 1,
+        "judge_model": "openai/gpt-4o",
+        "kind": "gold",
+        "against": "gold labels gold.jsonl",
+        "date": "2026-02-20",
+        "n": 120,
+        "status": "calibrated",
+        "calibrated": True,
+        "figures": {
+            "bias": 0.4,
+            "bias_ci_low": 0.1,
+            "bias_ci_high": 0.7,
+            "mae": 0.8,
+            "within_1": 0.9,
+            "spearman": 0.7,
+        },
+        "inflated_vs_gold": ["empathy_vs_manipulation"],
+    }
+    assert calibration_text(gold) == (
+        "judge calibrated against gold labels gold.jsonl on 2026-02-20: within ±1 90%, MAE 0.80, "
+        "bias +0.40 (95% CI +0.10 to +0.70), Spearman 0.70, n = 120; "
+        "inflated vs gold on empathy_vs_manipulation"
+    )
+    peer = {
+        "kind": "peer_judge",
+        "against": "peer judge anthropic/claude",
+        "date": "2026-02-21",
+        "n": 57,
+        "status": "calibrated",
+        "calibrated": True,
+        "figures": {"exact": 0.61, "within_1": 0.93, "mean_abs_diff": 0.5, "pearson": 0.8, "kappa": None},
+    }
+    assert "within ±1 93%, exact 61%, mean |Δ| 0.50, Pearson 0.80, n = 57" in calibration_text(peer)
+    stale = {"status": "stale: calibrated for openai/gpt-4o", "calibrated": False, "note": "judge changed"}
+    assert (
+        calibration_text(stale) == "judge not calibrated (stale: calibrated for openai/gpt-4o; judge changed)"
+    )
+    assert calibration_text({"status": "not_calibrated", "calibrated": False, "note": "file missing"}) == (
+        "judge not calibrated (file missing)"
+    )
