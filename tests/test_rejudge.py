@@ -92,9 +92,15 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
     judge_a = ScoringJudge(scores=dict.fromkeys(metric_ids, _score_a), seeds=seeds)
     judge_b = ScoringJudge(default=7)
     status = CalibrationStatus(
-        judge_model=JUDGE_A, rubric="strict", kind="gold", against="gold labels clinic.jsonl",
-        reference="clinic.jsonl", date="2026-02-20", n=120,
-        figures={"bias": 0.4, "mae": 0.7, "within_1": 0.9, "spearman": 0.8}, tool_version="0.1.0",
+        judge_model=JUDGE_A,
+        rubric="strict",
+        kind="gold",
+        against="gold labels clinic.jsonl",
+        reference="clinic.jsonl",
+        date="2026-02-20",
+        n=120,
+        figures={"bias": 0.4, "mae": 0.7, "within_1": 0.9, "spearman": 0.8},
+        tool_version="0.1.0",
     )
     calibration = write_status(status, root / "calibration-a.json")
     with FakeOpenAIServer() as server, pytest.MonkeyPatch.context() as mp:
@@ -107,8 +113,19 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
         mp.delenv("CI", raising=False)
         pyproject = root / "no-pyproject.toml"
         results = root / "run" / "results.json"
-        rc = main(["run", "--suite", "smoke", "--runs", "2", "--results", str(results),
-                   "--pyproject", str(pyproject)])
+        rc = main(
+            [
+                "run",
+                "--suite",
+                "smoke",
+                "--runs",
+                "2",
+                "--results",
+                str(results),
+                "--pyproject",
+                str(pyproject),
+            ]
+        )
         assert rc in (0, 1), "the run completed (the gate outcome does not matter here)"
         yield Env(server, results, root, judge_a, judge_b, pyproject)
 
@@ -162,8 +179,10 @@ def test_another_judge_never_calls_target_or_auditor(env: Env, tmp_path: Path) -
     # the paths are rewritten relative to the new folder: the output can be re-judged in turn
     assert all(r.transcript_path and (out.parent / r.transcript_path).is_file() for r in res.records)
     again = tmp_path / "again.json"
-    assert main(["rejudge", str(out), "--judge", JUDGE_A, "-o", str(again),
-                 "--pyproject", str(env.pyproject)]) == 0
+    assert (
+        main(["rejudge", str(out), "--judge", JUDGE_A, "-o", str(again), "--pyproject", str(env.pyproject)])
+        == 0
+    )
     assert _scores(read_results(again)) == _scores(original), "judge A again: its first judgings"
 
 
@@ -191,12 +210,27 @@ def test_agreement_and_calibrate_read_the_output(
     res = read_results(env.results)
     rows = [
         {"conversation_id": r.conversation_id, "run": r.run, "metric": v.metric_id, "score": 6}
-        for r in res.records for v in r.verdicts
+        for r in res.records
+        for v in r.verdicts
     ]
     gold.write_text("\n".join(json.dumps(x) for x in rows) + "\n", encoding="utf-8")
     cal_a = tmp_path / "gold-a.json"
-    assert main(["calibrate", "--gold", str(gold), "--results", str(env.results), "--format", "json",
-                 "--save", str(cal_a)]) == 0
+    assert (
+        main(
+            [
+                "calibrate",
+                "--gold",
+                str(gold),
+                "--results",
+                str(env.results),
+                "--format",
+                "json",
+                "--save",
+                str(cal_a),
+            ]
+        )
+        == 0
+    )
     a = json.loads(capsys.readouterr().out)
     assert a["judge_model"] == JUDGE_A
     assert a["pooled"]["n"] == 20 and a["pooled"]["bias"]["value"] == pytest.approx(1.0)
@@ -285,8 +319,10 @@ def test_times_with_another_judge_judges_every_index_anew(
 def test_standard_rubric(env: Env, tmp_path: Path) -> None:
     n_calls = len(env.judge_b.calls)
     out = tmp_path / "std.json"
-    assert env.rejudge("--judge", JUDGE_B, "--rubric", "standard", "--granularity", "metric",
-                       "-o", str(out)) == 0
+    assert (
+        env.rejudge("--judge", JUDGE_B, "--rubric", "standard", "--granularity", "metric", "-o", str(out))
+        == 0
+    )
     new_calls = env.judge_b.calls[n_calls:]
     assert new_calls and not any(c.strict for c in new_calls)
     assert all(len(c.metrics) == 1 for c in new_calls)
