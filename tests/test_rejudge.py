@@ -148,6 +148,11 @@ def test_base_run_is_calibrated_and_scored_by_seed(env: Env) -> None:
     for e in rel["metrics"]:
         assert e["within_sd"] == pytest.approx(2**0.5)  # runs 8 and 6
         assert e["judge_variance"] is None
+    # the artifacts the run wrote beside the results show both
+    html = (env.results.parent / "report.html").read_text(encoding="utf-8")
+    assert 'id="reliability"' in html and "judge calibrated against gold labels clinic.jsonl" in html
+    diff = (env.results.parent / "diff.md").read_text(encoding="utf-8")
+    assert "#### Test-retest reliability" in diff and "1.41" in diff.split("#### Test-retest reliability")[1]
 
 
 def test_another_judge_never_calls_target_or_auditor(env: Env, tmp_path: Path) -> None:

@@ -366,9 +366,14 @@ def run(args: argparse.Namespace) -> int:
     how = rejudge_plan(results, settings, args.times)
     n = sum(1 for r in out.records if r.status == "complete")
     kept = " (first judgings kept)" if how.keep_first else ""
+    which = (
+        f"re-judge index {how.indices[0]}"
+        if len(how.indices) == 1
+        else f"re-judge indices {how.indices[0]}..{how.indices[-1]}"
+    )
     print(
         f"empath-gate rejudge: {n} transcripts judged by {settings.judge.model} ({settings.judge_rubric} "
-        f"rubric), re-judge indices {how.indices[0]}..{how.indices[-1]}{kept}: {tally.judgings} verdicts, "
+        f"rubric), {which}{kept}: {tally.judgings} verdicts, "
         f"{tally.failures} judge failures; cache {tally.cache_hits} hits, {tally.cache_misses} misses"
     )
     for line in _split_lines(out):
