@@ -220,8 +220,9 @@ def calibration_for(
         return None
     try:
         status = read_status(path)
-    except ConfigError as exc:
-        return {"status": NOT_CALIBRATED, "calibrated": False, "file": Path(path).name, "note": str(exc)}
+    except ConfigError as exc:  # the note names the file, never its folder (it reaches PR comments)
+        note = str(exc).replace(str(path), Path(path).name)
+        return {"status": NOT_CALIBRATED, "calibrated": False, "file": Path(path).name, "note": note}
     out: dict[str, Any] = status.model_dump(mode="json")
     out["file"] = Path(path).name
     mismatch: list[str] = []
@@ -233,9 +234,9 @@ def calibration_for(
         out["status"] = f"stale: {mismatch[0]}"
         out["calibrated"] = False
         out["note"] = (
-            f"stale: {mismatch[0]} on {status.date}, not for the configured judge {judge_model}"
-            + (f" ({rubric} rubric)" if rubric and status.judge_model == judge_model else "")
-            + "; calibrate this judge again"
+            f"on {status.date}; the configured judge is {judge_model}"
+            + (f" with the {rubric} rubric" if rubric and status.judge_model == judge_model else "")
+            + ": calibrate it again"
         )
     else:
         out["status"] = CALIBRATED

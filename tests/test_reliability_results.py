@@ -322,6 +322,7 @@ def test_calibration_for(tmp_path: Path) -> None:
     assert calibration_for(path, None) is None, "criteria-only runs have no judge to calibrate"
     missing = calibration_for(tmp_path / "nope.json", "openai/j")
     assert missing is not None and missing["status"] == "not_calibrated" and "not found" in missing["note"]
+    assert missing["note"].startswith("nope.json:") and str(tmp_path) not in missing["note"]
     bad = tmp_path / "bad.json"
     bad.write_text('{"judge_model": "x"}', encoding="utf-8")
     with pytest.raises(ConfigError, match="not a calibration status file"):
