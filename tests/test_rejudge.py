@@ -321,13 +321,14 @@ def test_times_with_another_judge_judges_every_index_anew(
         assert e["judge_variance"] == 0.0 and e["generation_variance"] == 0.0
 
 
-def test_standard_rubric(env: Env, tmp_path: Path) -> None:
+def test_standard_rubric_per_metric_at_an_api_base(
+    env: Env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("EMPATH_JUDGE_API_BASE")  # only --api-base points the judge at the server
     n_calls = len(env.judge_b.calls)
     out = tmp_path / "std.json"
-    assert (
-        env.rejudge("--judge", JUDGE_B, "--rubric", "standard", "--granularity", "metric", "-o", str(out))
-        == 0
-    )
+    args = ["--judge", JUDGE_B, "--rubric", "standard", "--granularity", "metric", "-o", str(out)]
+    assert env.rejudge(*args, "--api-base", env.server.base_url) == 0
     new_calls = env.judge_b.calls[n_calls:]
     assert new_calls and not any(c.strict for c in new_calls)
     assert all(len(c.metrics) == 1 for c in new_calls)
