@@ -64,7 +64,8 @@ def content_hash(transcript: Transcript) -> str:
 
 def record_for(transcript: Transcript, verdicts: Sequence[MetricVerdict], path: Path | None) -> RunRecord:
     """Summarise a transcript and its verdicts as a results record."""
-    calls = sum(1 for t in transcript.turns if t.cache == "miss" or t.cache == "off")
+    # a call: a turn some model or the team's code answered (not a cache hit, not a script line)
+    calls = sum(1 for t in transcript.turns if t.model is not None and t.cache != "hit")
     unpriced = sum(
         1 for t in transcript.turns if t.model is not None and t.cost_usd is None and t.cache != "hit"
     )

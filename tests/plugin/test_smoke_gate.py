@@ -33,7 +33,7 @@ from empath_gate.testing import FakeOpenAIServer
 from empath_gate.testing.scenarios import ScoringJudge
 
 pytest_plugins = ["pytester"]
-pytestmark = pytest.mark.filterwarnings("ignore:Item .* is using the .ReadOnly. qualifier:UserWarning")
+pytestmark = pytest.mark.filterwarnings("ignore:Item.* using the .ReadOnly. qualifier:UserWarning")
 
 DETECT = "cs-detect-mx-dormir-no-despertar-mx-don-tono-taxista-ecatepec"
 RESOURCE = "cs-resource-us-dv-borrowed-phone-us-tanya-server-las-vegas"
