@@ -94,7 +94,13 @@ def rebuild_plan(metadata: ResultsMetadata, instrument: Instrument, *, source: s
             f"{source}: made with instrument version {metadata.instrument_version}, but the instrument "
             f"files here are version {instrument.version}; use the same empath-gate version and suites"
         )
-    plan = build_plan(instrument, list(metadata.suites), runs=metadata.runs)
+    try:
+        plan = build_plan(instrument, list(metadata.suites), runs=metadata.runs)
+    except ConfigError as exc:
+        raise ConfigError(
+            f"{source}: cannot rebuild its plan: {exc}; give the suites files the run used "
+            "(--suites-dir, [tool.empath-gate] suites_dirs)"
+        ) from None
     if plan.plan_id != metadata.plan_id:
         raise ConfigError(
             f"{source}: its plan ({metadata.plan_id[:12]}) is not the plan these instrument files give "

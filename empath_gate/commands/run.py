@@ -8,7 +8,8 @@ Usage::
                     [--max-cost USD] [--no-cache | --refresh-cache] [--shard K/N] [--dry-run]
 
 Settings layer as for the plugin: ``[tool.empath-gate]`` in ``./pyproject.toml`` < ``EMPATH_*``
-environment < these options. The run is the plugin's own code path
+environment < these options. A ``py:module:function`` target is imported with the current
+directory on ``sys.path`` (as ``python -m`` has it). The run is the plugin's own code path
 (:meth:`empath_gate.pipeline.EmpathSession.run_all`: the same plan, engine, judge, statistics,
 gate and artifacts: ``results.json``, ``diff.md`` and ``report.html``), then the terminal
 summary is printed.
@@ -26,6 +27,7 @@ model call and exits 0.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import uuid
@@ -114,6 +116,9 @@ def build_session(args: argparse.Namespace) -> EmpathSession:
     from empath_gate.pipeline import EmpathSession
 
     settings = load_settings(pyproject=args.pyproject, overrides=settings_overrides(args))
+    if settings.target_kind == "callable" and os.getcwd() not in sys.path:
+        # as ``python -m`` would: a ``py:module:function`` target may live in the project folder
+        sys.path.insert(0, os.getcwd())
     suites = [s.strip() for v in args.suite for s in str(v).split(",") if s.strip()]
     return EmpathSession.create(settings, suites, shard=args.shard, run_token=uuid.uuid4().hex[:12])
 
