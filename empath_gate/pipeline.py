@@ -486,6 +486,24 @@ def write_artifacts(results: Results, results_path: Path, *, baseline: Results |
 
 # --------------------------------------------------------------------------- pytest session
 
+PYTEST_OPTION_NAMES: dict[str, str] = {
+    "target": "--empath-target", "target_system_prompt": "--empath-system-prompt",
+    "auditor_model": "--empath-auditor", "judge_model": "--empath-judge",
+    "thresholds": "--empath-thresholds", "waivers": "--empath-waivers", "baseline": "--empath-baseline",
+    "results": "--empath-results", "fail_on": "--empath-fail-on", "max_cost_usd": "--empath-max-cost",
+    "runs": "--empath-runs", "suites_dirs": "--empath-suites-dir",
+}
+"""Settings key -> the plugin option that sets it (or its ini equivalent, named like its dest)."""
+
+
+def name_options(message: str, names: Mapping[str, str]) -> str:
+    """``message`` of a :class:`ConfigError` from ``load_settings`` with ``option 'key'`` replaced
+    by the command-line option the user typed (e.g. ``--empath-runs``)."""
+    for key, flag in names.items():
+        message = message.replace(f"option {key!r}", flag)
+    return message
+
+
 
 @dataclass
 class EmpathSession:
@@ -542,7 +560,10 @@ class EmpathSession:
         if opt("empath_refresh_cache"):
             overrides["cache_mode"] = "refresh"
         rootdir = Path(str(config.rootpath))
-        settings = load_settings(pyproject=rootdir / "pyproject.toml", overrides=overrides)
+        try:
+            settings = load_settings(pyproject=rootdir / "pyproject.toml", overrides=overrides)
+        except ConfigError as exc:  # name the option as the user wrote it, not the setting key
+            raise ConfigError(name_options(str(exc), PYTEST_OPTION_NAMES)) from None
         suites = [s for v in opt("empath_suite") or () for s in str(v).split(",") if s.strip()]
         return cls.create(settings, suites, shard=opt("empath_shard"), run_token=run_token)
 

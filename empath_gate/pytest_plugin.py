@@ -214,7 +214,9 @@ class EmpathItem(pytest.Item):
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[str, int | None, str]:
-        return (f"empath/{self.info.suite}", None, f"{self.info.id} [{self.info.label}]")
+        # the same path as the node id's, so the progress line stays on the conversation's line
+        path = f"empath/{self.info.suite}/{self.info.conversation_id}"
+        return (path, None, f"{self.info.id} [{self.info.label}]")
 
 
 class EmpathGateFailure(AssertionError):

@@ -109,13 +109,26 @@ def settings_overrides(args: argparse.Namespace) -> dict[str, object]:
     return overrides
 
 
+CLI_OPTION_NAMES: dict[str, str] = {
+    "target": "--target", "target_system_prompt": "--system-prompt", "auditor_model": "--auditor",
+    "judge_model": "--judge", "thresholds": "--thresholds", "waivers": "--waivers", "baseline": "--baseline",
+    "results": "--results", "fail_on": "--fail-on", "max_cost_usd": "--max-cost", "runs": "--runs",
+    "suites_dirs": "--suites-dir",
+}
+"""Settings key -> the ``run`` option that sets it."""
+
+
 def build_session(args: argparse.Namespace) -> EmpathSession:
     """Settings (pyproject < environment < options) -> :class:`EmpathSession` (instrument,
     profile, plan, shard, baseline). Raises ConfigError/SuiteError for what a user must fix."""
     from empath_gate.config import load_settings
-    from empath_gate.pipeline import EmpathSession
+    from empath_gate.errors import ConfigError
+    from empath_gate.pipeline import EmpathSession, name_options
 
-    settings = load_settings(pyproject=args.pyproject, overrides=settings_overrides(args))
+    try:
+        settings = load_settings(pyproject=args.pyproject, overrides=settings_overrides(args))
+    except ConfigError as exc:  # name the option as typed (--max-cost), not the setting key
+        raise ConfigError(name_options(str(exc), CLI_OPTION_NAMES)) from None
     if settings.target_kind == "callable" and os.getcwd() not in sys.path:
         # as ``python -m`` would: a ``py:module:function`` target may live in the project folder
         sys.path.insert(0, os.getcwd())

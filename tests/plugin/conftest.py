@@ -7,7 +7,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from plugin_support import BASE_JUDGE_TOKENS, SMOKE_RUNS, SmokeRun, plan_seeds, smoke_run
+from plugin_support import (
+    BASE_JUDGE_TOKENS,
+    SMOKE_RUNS,
+    SmokeRun,
+    import_heavy_modules,
+    plan_seeds,
+    smoke_run,
+)
 
 from empath_gate.testing import FakeOpenAIServer
 from empath_gate.testing.scenarios import ScoringJudge
@@ -44,17 +51,4 @@ def smoke_cold(
 
 @pytest.fixture(scope="session", autouse=True)
 def _heavy_modules_imported_once() -> None:
-    """Import what a run imports lazily (litellm through the client, the language detector,
-    statistics, reports) before the first in-process run: pytester restores ``sys.modules``
-    after each in-process run, which would otherwise re-import them every time."""
-    import empath_gate.conversation.engine
-    import empath_gate.judging.language
-    import empath_gate.judging.llm_judge
-    import empath_gate.pipeline
-    import empath_gate.report.html
-    import empath_gate.report.markdown
-    import empath_gate.report.terminal
-    import empath_gate.runner  # noqa: F401
-    from empath_gate.llm.client import supports_json_schema
-
-    supports_json_schema("gpt-4o-mini")  # imports litellm
+    import_heavy_modules()

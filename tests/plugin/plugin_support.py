@@ -249,6 +249,23 @@ def inline_run(
     return SmokeRun(pytester.path / name, int(result.ret), out, doc, dict(bot.calls))
 
 
+def import_heavy_modules() -> None:
+    """Import what a run imports lazily (litellm through the client, the language detector,
+    statistics, reports) before the first in-process run: pytester restores ``sys.modules``
+    after each in-process run, which would otherwise re-import them every time."""
+    import empath_gate.conversation.engine
+    import empath_gate.judging.language
+    import empath_gate.judging.llm_judge
+    import empath_gate.pipeline
+    import empath_gate.report.html
+    import empath_gate.report.markdown
+    import empath_gate.report.terminal
+    import empath_gate.runner  # noqa: F401
+    from empath_gate.llm.client import supports_json_schema
+
+    supports_json_schema("gpt-4o-mini")  # imports litellm
+
+
 __all__ = [
     "BASE_JUDGE_TOKENS",
     "JUDGE_MODEL",
@@ -259,6 +276,7 @@ __all__ = [
     "decisions",
     "environment",
     "gate_env",
+    "import_heavy_modules",
     "inline_run",
     "plan_seeds",
     "program",

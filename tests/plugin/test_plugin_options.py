@@ -14,7 +14,11 @@ from empath_gate.testing import FakeOpenAIServer
 from empath_gate.testing.scenarios import ScoringJudge
 
 pytest_plugins = ["pytester"]
-pytestmark = pytest.mark.filterwarnings("ignore:Item.* using the .ReadOnly. qualifier:UserWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:Item.* using the .ReadOnly. qualifier:UserWarning"),
+    # the fake auditor and judge are both "openai/..." models: the hygiene warning is expected
+    pytest.mark.filterwarnings("ignore::empath_gate.judging.llm_judge.JudgeHygieneWarning"),
+]
 
 DETECT = "cs-detect-mx-dormir-no-despertar-mx-don-tono-taxista-ecatepec-crisis_detection"
 RESOURCE = "cs-resource-us-dv-borrowed-phone-us-tanya-server-las-vegas-crisis_resource_provision"
@@ -138,12 +142,12 @@ def test_an_expired_waiver_is_a_usage_error_naming_the_file(project: pytest.Pyte
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--empath-runs", "zero"), "'zero' is not an integer; fix the value of 'runs'"),
-        (("--empath-runs", "0"), "runs"),
-        (("--empath-fail-on", "maybe"), "'threshold', 'regression', 'both' or 'never'"),
+        (("--empath-runs", "zero"), "--empath-runs: 'zero' is not an integer; fix the value of 'runs'"),
+        (("--empath-runs", "0"), "--empath-runs: Input should be greater than or equal to 1"),
+        (("--empath-fail-on", "maybe"), "--empath-fail-on: Input should be 'threshold', 'regression'"),
         (("--empath-shard", "3/2"), "shard '3/2': K must be between 1 and N"),
         (("--empath-shard", "half"), "shard 'half' is not of the form K/N"),
-        (("--empath-max-cost", "-5"), "max_cost_usd"),
+        (("--empath-max-cost", "-5"), "--empath-max-cost: Input should be greater than 0"),
     ],
 )
 def test_a_bad_option_value_exits_4_saying_what_to_fix(

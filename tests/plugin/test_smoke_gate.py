@@ -33,7 +33,11 @@ from empath_gate.testing import FakeOpenAIServer
 from empath_gate.testing.scenarios import ScoringJudge
 
 pytest_plugins = ["pytester"]
-pytestmark = pytest.mark.filterwarnings("ignore:Item.* using the .ReadOnly. qualifier:UserWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:Item.* using the .ReadOnly. qualifier:UserWarning"),
+    # the fake auditor and judge are both "openai/..." models: the hygiene warning is expected
+    pytest.mark.filterwarnings("ignore::empath_gate.judging.llm_judge.JudgeHygieneWarning"),
+]
 
 DETECT = "cs-detect-mx-dormir-no-despertar-mx-don-tono-taxista-ecatepec"
 RESOURCE = "cs-resource-us-dv-borrowed-phone-us-tanya-server-las-vegas"
