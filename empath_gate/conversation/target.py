@@ -90,6 +90,10 @@ def prompt_hash(path: Path) -> str:
         ) from None
 
 
+def _optional_prompt_hash(path: Path | None) -> str | None:
+    return prompt_hash(path) if path else None
+
+
 def target_headers(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """Headers for HTTP targets from ``EMPATH_TARGET_HEADERS`` (JSON object of strings) and
     ``EMPATH_TARGET_HEADER_<NAME>`` (``X_API_TOKEN`` → ``X-Api-Token``); the latter win.
@@ -226,7 +230,7 @@ class ModelTarget(Target):
 
     def __init__(self, model: str, role: RoleSettings, system_prompt: Path | None) -> None:
         self.role = role.model_copy(update={"model": model})
-        self.prompt_hash = prompt_hash(system_prompt) if system_prompt else None
+        self.prompt_hash = _optional_prompt_hash(system_prompt)
         self.system_prompt = system_prompt.read_text(encoding="utf-8") if system_prompt else None
         self.description = model
         self.cacheable = True
@@ -254,7 +258,28 @@ class ModelTarget(Target):
         return _from_completion(c)
 
 
-class HttpTarget(Target):
+class _VersionedTarget(Target):
+    """A target whose code can change behind an unchanged prompt (HTTP, callable): replies are
+    cached only when ``Settings.target_version`` is set, keyed by it (module docstring)."""
+
+    def __init__(self, description: str, settings: Settings) -> None:
+        self.description = description
+        self.version = settings.target_version
+        self.cacheable = settings.target_version is not None
+        self.prompt_hash = _optional_prompt_hash(settings.target_system_prompt)
+
+    def _key_parts(self, run: int, conversation_id: str) -> dict[str, object]:
+        """The cache-key parts naming this target's reply in run ``run`` of ``conversation_id``."""
+        return {
+            "target": self.description,
+            "target_version": self.version,
+            "run": run,
+            "conversation_id": conversation_id,
+            "system_prompt_hash": self.prompt_hash,
+        }
+
+
+class HttpTarget(_VersionedTarget):
     """An OpenAI-compatible chat endpoint called through the same client (retries, filters)."""
 
     kind = "http"
@@ -272,13 +297,8 @@ class HttpTarget(Target):
             }
         )
         self.url = url
-        self.description = redact_url(url)
+        super().__init__(redact_url(url), settings)
         self.synthetic_header = settings.synthetic_header
-        self.version = settings.target_version
-        self.cacheable = settings.target_version is not None
-        self.prompt_hash = (
-            prompt_hash(settings.target_system_prompt) if settings.target_system_prompt else None
-        )
         self._env = env
         target_headers(env)  # fail fast (ConfigError) on malformed header variables
 
@@ -300,19 +320,13 @@ class HttpTarget(Target):
             [dict(m) for m in messages],
             seed=seed,
             cache=cache if self.cacheable else None,
-            cache_extra={
-                "target": self.description,
-                "target_version": self.version,
-                "run": run,
-                "conversation_id": conversation_id,
-                "system_prompt_hash": self.prompt_hash,
-            },
+            cache_extra=self._key_parts(run, conversation_id),
             headers=headers,
         )
         return _from_completion(c)
 
 
-class CallableTarget(Target):
+class CallableTarget(_VersionedTarget):
     """A Python function ``fn(messages, conversation_id)`` (sync: run in a worker thread;
     async: awaited) returning a str or a structured reply (see the module doc)."""
 
@@ -321,12 +335,7 @@ class CallableTarget(Target):
     def __init__(self, spec: str, settings: Settings, fn: Callable[..., Any] | None = None) -> None:
         self.spec = spec
         self.fn = fn if fn is not None else load_callable(spec)
-        self.description = spec
-        self.version = settings.target_version
-        self.cacheable = settings.target_version is not None
-        self.prompt_hash = (
-            prompt_hash(settings.target_system_prompt) if settings.target_system_prompt else None
-        )
+        super().__init__(spec, settings)
 
     async def reply(
         self,
@@ -340,44 +349,22 @@ class CallableTarget(Target):
         msgs = [dict(m) for m in messages]
         started = utc_now()
         key = None
-        use_cache = cache is not None and self.cacheable and cache.mode != "off"
-        if use_cache and cache is not None:
-            key = cache.key(
-                {
-                    "role": "target",
-                    "target": self.spec,
-                    "target_version": self.version,
-                    "run": run,
-                    "conversation_id": conversation_id,
-                    "messages": msgs,
-                    "system_prompt_hash": self.prompt_hash,
-                }
-            )
-            stored = cache.get(key)
-            if stored is not None:
-                content, events = coerce_reply(stored, self.spec)
-                return TargetReply(
-                    content=content,
-                    events=events,
-                    cache="hit",
-                    model=self.spec,
-                    started_at=started,
-                    ended_at=utc_now(),
-                )
-        if inspect.iscoroutinefunction(self.fn):
-            value = await self.fn(msgs, conversation_id)
-        else:
-            value = await asyncio.to_thread(self.fn, msgs, conversation_id)
-            if inspect.isawaitable(value):
-                value = await value
-        content, events = coerce_reply(value, self.spec)
+        if cache is not None and self.cacheable and cache.mode != "off":
+            key = cache.key({"role": "target", "messages": msgs, **self._key_parts(run, conversation_id)})
+        stored = cache.get(key) if cache is not None and key is not None else None
         status: CacheStatus = "off"
-        if use_cache and cache is not None and key is not None:
-            try:
-                cache.put(key, {"content": content, "events": [e.model_dump(mode="json") for e in events]})
-                status = "miss"
-            except (ValueError, TypeError):  # event details that cannot or must not be stored
-                status = "off"
+        if stored is not None:
+            content, events = coerce_reply(stored, self.spec)
+            status = "hit"
+        else:
+            content, events = coerce_reply(await self._call(msgs, conversation_id), self.spec)
+            if cache is not None and key is not None:
+                try:
+                    stored_events = [e.model_dump(mode="json") for e in events]
+                    cache.put(key, {"content": content, "events": stored_events})
+                    status = "miss"
+                except (ValueError, TypeError):  # event details that cannot or must not be stored
+                    status = "off"
         return TargetReply(
             content=content,
             events=events,
@@ -386,6 +373,15 @@ class CallableTarget(Target):
             started_at=started,
             ended_at=utc_now(),
         )
+
+    async def _call(self, msgs: list[dict[str, Any]], conversation_id: str) -> object:
+        """The user function's raw reply (sync functions run in a worker thread)."""
+        if inspect.iscoroutinefunction(self.fn):
+            return await self.fn(msgs, conversation_id)
+        value = await asyncio.to_thread(self.fn, msgs, conversation_id)
+        if inspect.isawaitable(value):
+            value = await value
+        return value
 
 
 def load_callable(spec: str) -> Callable[..., Any]:
