@@ -88,6 +88,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="A,B",
         help="the preference categories (default: the two values found)",
     )
+    add_figure_arguments(parser)
+    parser.add_argument(
+        "--save",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="with two results files: write the calibration status of A's judge against B's (JSON)",
+    )
+
+
+def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options shared with ``empath-gate calibrate``: ``--format text|json``, ``--min-n``
+    (default :data:`~empath_gate.analysis.agreement.MIN_N`), ``--resamples`` and ``--seed`` of
+    the bootstrap (defaults from :mod:`empath_gate.analysis.bootstrap`)."""
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     parser.add_argument(
         "--min-n",
@@ -104,13 +118,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})",
     )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed")
-    parser.add_argument(
-        "--save",
-        type=Path,
-        default=None,
-        metavar="PATH",
-        help="with two results files: write the calibration status of A's judge against B's (JSON)",
-    )
+
+
+def check_figure_arguments(args: argparse.Namespace) -> None:
+    """ConfigError unless ``--min-n`` and ``--resamples`` are at least 1."""
+    if args.min_n < 1 or args.resamples < 1:
+        raise ConfigError("--min-n and --resamples must be at least 1")
 
 
 def _fmt(e: Estimate, digits: int = 3) -> tuple[str, str]:
@@ -260,8 +273,7 @@ def run(args: argparse.Namespace) -> int:
             )
             return EXIT_USAGE
         return _categorical(args)
-    if args.min_n < 1 or args.resamples < 1:
-        raise ConfigError("--min-n and --resamples must be at least 1")
+    check_figure_arguments(args)
     if len(files) == 1:
         pf = read_pairs(files[0])
         report = agreement(pf.pairs, min_n=args.min_n, n_resamples=args.resamples, seed=args.seed)

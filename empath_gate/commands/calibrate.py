@@ -36,11 +36,10 @@ from typing import Any
 
 from tabulate import tabulate
 
-from empath_gate.analysis.agreement import MIN_N, PairedScore
-from empath_gate.analysis.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED
+from empath_gate.analysis.agreement import PairedScore
 from empath_gate.analysis.calibration import CalibrationFigures, StrictReport, calibrate, standard_vs_strict
 from empath_gate.analysis.readers import first_judgings, read_gold, read_results, read_standard_vs_strict
-from empath_gate.errors import ConfigError
+from empath_gate.commands.agreement import add_figure_arguments, check_figure_arguments
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -70,22 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="rows scored under the standard and the strict rubric",
     )
-    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
-    parser.add_argument(
-        "--min-n",
-        type=int,
-        default=MIN_N,
-        metavar="N",
-        help=f"fewest pairs for per-metric figures (default {MIN_N})",
-    )
-    parser.add_argument(
-        "--resamples",
-        type=int,
-        default=DEFAULT_RESAMPLES,
-        metavar="B",
-        help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})",
-    )
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed")
+    add_figure_arguments(parser)
     parser.add_argument(
         "--save",
         type=Path,
@@ -252,6 +236,5 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    if args.min_n < 1 or args.resamples < 1:
-        raise ConfigError("--min-n and --resamples must be at least 1")
+    check_figure_arguments(args)
     return _gold(args)
