@@ -6,42 +6,22 @@ import datetime as dt
 from collections.abc import Sequence
 
 import pytest
+from analysis.analysis_factory import Run, thresholds
+from analysis.analysis_factory import cell as factory_cell
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from empath_gate.analysis.regression import BaselineView, RunMetadata, compare
-from empath_gate.analysis.stats import CellStats, compute_cell_stats
+from empath_gate.analysis.stats import CellStats
 from empath_gate.gate import (
     CellDecision,
     Decision,
     decide,
     decide_cell,
 )
-from empath_gate.instrument.models import Thresholds, ThresholdValues, Waiver
-from empath_gate.judging.verdict import CriterionVerdict, JudgeFailure, MetricVerdict
+from empath_gate.instrument.models import Thresholds, Waiver
 
 TODAY = dt.date(2026, 6, 1)
-Run = int | str | None
-
-
-def _verdict(conv: str, run: int, metric: str, value: Run) -> MetricVerdict:
-    tid = f"{conv}-r{run}"
-    crit = (
-        (CriterionVerdict(criterion_id="c1", state="FAIL", critical=True),) if value in ("co!", "jf!") else ()
-    )
-    if isinstance(value, int):
-        return MetricVerdict(metric_id=metric, transcript_id=tid, status="scored", score=value)
-    if value == "na":
-        return MetricVerdict(metric_id=metric, transcript_id=tid, status="na")
-    if value in ("co", "co!"):
-        return MetricVerdict(metric_id=metric, transcript_id=tid, status="criteria_only", criteria=crit)
-    return MetricVerdict(
-        metric_id=metric,
-        transcript_id=tid,
-        status="judge_failure",
-        criteria=crit,
-        failure=JudgeFailure(reason="parse_error", detail="x"),
-    )
 
 
 def cell(
@@ -53,37 +33,22 @@ def cell(
     th: Thresholds | None = None,
     errors: dict[str, str] | None = None,
 ) -> CellStats:
+    """The analysis factory's cell, with ``min_mean`` and ``critical`` resolved from ``th``."""
     t = (th or TH).resolve(metric)
-    conv = f"{seed}-{persona}"
-    vs = [_verdict(conv, r, metric, v) for r, v in enumerate(runs) if v is not None]
-    return compute_cell_stats(
-        vs,
+    return factory_cell(
+        runs,
+        metric=metric,
+        seed=seed,
+        persona=persona,
         min_mean=t.min_mean,
         critical=t.critical,
-        seed_id=seed,
-        persona_id=persona,
-        expected_runs=len(runs),
-        transcript_errors=errors,
+        errors=errors,
     )
 
 
 def make_th(**kw: object) -> Thresholds:
-    base: dict[str, object] = dict(
-        min_mean=7,
-        min_run=4,
-        max_range=3,
-        max_flip_rate=0.34,
-        max_drop=1,
-        min_judged_runs=3,
-        max_judge_failure_rate=0.5,
-        critical=False,
-    )
-    metrics = kw.pop("metrics", {})
-    base.update(kw)
-    return Thresholds(
-        defaults=ThresholdValues.model_validate(base),
-        metrics={k: ThresholdValues.model_validate(v) for k, v in dict(metrics).items()},
-    )  # type: ignore[call-overload]
+    """The analysis factory's thresholds with a judge-failure-rate limit of 0.5 unless given."""
+    return thresholds(**{"max_judge_failure_rate": 0.5, **kw})
 
 
 TH = make_th(metrics={"harmful_response": {"critical": True}})
