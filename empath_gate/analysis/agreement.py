@@ -29,7 +29,8 @@ of the two raters' shares of category ``q``, chance agreement is
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Protocol, TypeVar
 
 import krippendorff
 import numpy as np
@@ -202,6 +203,42 @@ def too_few(n: int, min_n: int) -> str:
     return f"too few: n={n} < {min_n}"
 
 
+class _HasMetricId(Protocol):
+    @property
+    def metric_id(self) -> str: ...
+
+
+_ItemT = TypeVar("_ItemT", bound=_HasMetricId)
+_FiguresT = TypeVar("_FiguresT")
+
+
+def group_by_metric(items: Iterable[_ItemT]) -> list[tuple[str, list[_ItemT]]]:
+    """``items`` grouped by their ``metric_id``: ``(metric_id, items)`` in sorted id order, each
+    group's items in input order."""
+    grouped: dict[str, list[_ItemT]] = {}
+    for item in items:
+        grouped.setdefault(item.metric_id, []).append(item)
+    return [(metric, grouped[metric]) for metric in sorted(grouped)]
+
+
+def figures_by_metric(
+    pairs: Sequence[PairedScore],
+    figures: Callable[[list[float], list[float]], _FiguresT],
+    *,
+    min_n: int,
+) -> list[tuple[str, int, _FiguresT | None, str | None]]:
+    """``(metric_id, n, figures, note)`` per metric of ``pairs``, in sorted id order:
+    ``figures(a_scores, b_scores)`` of the metric's pairs when there are at least ``min_n`` of
+    them, else ``None`` with the :func:`too_few` note (agreement and calibration alike)."""
+    out: list[tuple[str, int, _FiguresT | None, str | None]] = []
+    for metric, ps in group_by_metric(pairs):
+        if len(ps) < min_n:
+            out.append((metric, len(ps), None, too_few(len(ps), min_n)))
+        else:
+            out.append((metric, len(ps), figures([p.a for p in ps], [p.b for p in ps]), None))
+    return out
+
+
 def agreement(
     pairs: Sequence[PairedScore],
     *,
@@ -213,22 +250,20 @@ def agreement(
     ``pairs`` is empty."""
     if not pairs:
         raise ValueError("no paired scores to compare")
-    pooled = agreement_figures([p.a for p in pairs], [p.b for p in pairs], n_resamples=n_resamples, seed=seed)
-    by_metric: dict[str, list[PairedScore]] = {}
-    for p in pairs:
-        by_metric.setdefault(p.metric_id, []).append(p)
-    metrics: list[MetricAgreement] = []
-    for metric in sorted(by_metric):
-        ps = by_metric[metric]
-        if len(ps) < min_n:
-            metrics.append(
-                MetricAgreement(metric_id=metric, n=len(ps), figures=None, note=too_few(len(ps), min_n))
-            )
-            continue
-        figures = agreement_figures([p.a for p in ps], [p.b for p in ps], n_resamples=n_resamples, seed=seed)
-        metrics.append(MetricAgreement(metric_id=metric, n=len(ps), figures=figures))
+
+    def figures(a: list[float], b: list[float]) -> AgreementFigures:
+        return agreement_figures(a, b, n_resamples=n_resamples, seed=seed)
+
+    metrics = tuple(
+        MetricAgreement(metric_id=metric, n=n, figures=f, note=note)
+        for metric, n, f, note in figures_by_metric(pairs, figures, min_n=min_n)
+    )
     return AgreementReport(
-        pooled=pooled, metrics=tuple(metrics), min_n=min_n, n_resamples=n_resamples, seed=seed
+        pooled=figures([p.a for p in pairs], [p.b for p in pairs]),
+        metrics=metrics,
+        min_n=min_n,
+        n_resamples=n_resamples,
+        seed=seed,
     )
 
 

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats as sps
 
-from empath_gate.analysis.agreement import MIN_N, PairedScore, too_few
+from empath_gate.analysis.agreement import MIN_N, PairedScore, figures_by_metric, group_by_metric
 from empath_gate.analysis.base import AnalysisModel
 from empath_gate.analysis.bootstrap import (
     DEFAULT_RESAMPLES,
@@ -123,25 +123,17 @@ def calibrate(
     """Judge (``a``) vs gold (``b``) per metric and pooled. Raises ValueError with no pair."""
     if not pairs:
         raise ValueError("no judge score matches a gold label (same conversation, run and metric)")
-    pooled = calibration_figures(
-        [p.a for p in pairs], [p.b for p in pairs], n_resamples=n_resamples, seed=seed
+
+    def figures(judge: list[float], gold: list[float]) -> CalibrationFigures:
+        return calibration_figures(judge, gold, n_resamples=n_resamples, seed=seed)
+
+    metrics = tuple(
+        MetricCalibration(metric_id=metric, n=n, figures=f, note=note)
+        for metric, n, f, note in figures_by_metric(pairs, figures, min_n=min_n)
     )
-    grouped: dict[str, list[PairedScore]] = {}
-    for p in pairs:
-        grouped.setdefault(p.metric_id, []).append(p)
-    metrics: list[MetricCalibration] = []
-    for metric in sorted(grouped):
-        ps = grouped[metric]
-        if len(ps) < min_n:
-            metrics.append(
-                MetricCalibration(metric_id=metric, n=len(ps), figures=None, note=too_few(len(ps), min_n))
-            )
-            continue
-        fig = calibration_figures([p.a for p in ps], [p.b for p in ps], n_resamples=n_resamples, seed=seed)
-        metrics.append(MetricCalibration(metric_id=metric, n=len(ps), figures=fig))
     return CalibrationReport(
-        pooled=pooled,
-        metrics=tuple(metrics),
+        pooled=figures([p.a for p in pairs], [p.b for p in pairs]),
+        metrics=metrics,
         inflated_vs_gold=tuple(
             m.metric_id for m in metrics if m.figures is not None and m.figures.inflated_vs_gold
         ),
@@ -209,12 +201,8 @@ class StrictReport(AnalysisModel):
 
 
 def _drops(rows: Sequence[RubricRow]) -> tuple[RubricDrop, ...]:
-    grouped: dict[str, list[RubricRow]] = {}
-    for r in rows:
-        grouped.setdefault(r.metric_id, []).append(r)
     out: list[RubricDrop] = []
-    for metric in sorted(grouped):
-        rs = grouped[metric]
+    for metric, rs in group_by_metric(rows):
         std = sum(float(r.standard) for r in rs if r.standard is not None) / len(rs)
         strict = sum(float(r.strict) for r in rs if r.strict is not None) / len(rs)
         out.append(
