@@ -360,6 +360,8 @@ def _compare(
     cand_metrics = list(dict.fromkeys(c.metric_id for c in candidate.cells))
     base_metrics = list(dict.fromkeys(c.metric_id for c in baseline.cells))
 
+    shared = [m for m in cand_metrics if m in base_metrics]
+    paired: dict[str, tuple[list[float], list[float], list[float]]] = {m: ([], [], []) for m in shared}
     changes: list[CellChange] = []
     for key, c in cand.items():
         b = base.get(key)
@@ -377,14 +379,9 @@ def _compare(
                 change=change,
             )
         )
-
-    shared = [m for m in cand_metrics if m in base_metrics]
-    paired: dict[str, tuple[list[float], list[float], list[float]]] = {m: ([], [], []) for m in shared}
-    for key, c in cand.items():
-        b = base.get(key)
-        if b is None or c.mean is None or b.mean is None:
+        if c.mean is None or b.mean is None:
             continue
-        d = _run_paired_diff(c, b) if by_run else c.mean - b.mean
+        d = _run_paired_diff(c, b) if by_run else change
         if d is None:
             continue
         diffs_m, c_m, b_m = paired[key[1]]
