@@ -198,8 +198,7 @@ def _build_cell(
         median = float(srt[mid]) if n % 2 else (srt[mid - 1] + srt[mid]) / 2.0
         lo, hi = srt[0], srt[-1]
         rng = hi - lo
-        if n > 1:
-            sd = math.sqrt(sum((x - mean) ** 2 for x in srt) / (n - 1))
+        sd = _sample_sd(srt)
         for x in srt:
             if x >= min_mean:
                 n_pass += 1
