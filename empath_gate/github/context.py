@@ -85,16 +85,13 @@ def is_fork_pull_request(payload: Mapping[str, Any]) -> bool:
     pr = payload.get("pull_request")
     if not isinstance(pr, Mapping):
         return False
-    head = pr.get("head") if isinstance(pr.get("head"), Mapping) else {}
-    base = pr.get("base") if isinstance(pr.get("base"), Mapping) else {}
+    head, base = pr.get("head"), pr.get("base")
     head_repo = head.get("repo") if isinstance(head, Mapping) else None
     base_repo = base.get("repo") if isinstance(base, Mapping) else None
     if not isinstance(head_repo, Mapping):
         return True
     if not isinstance(base_repo, Mapping):
         return False
-    if head_repo.get("fork") is True and head_repo.get("full_name") != base_repo.get("full_name"):
-        return True
     return bool(head_repo.get("full_name") != base_repo.get("full_name"))
 
 
@@ -223,7 +220,7 @@ def action_args(
             value = float(cost)
         except ValueError:
             value = -1.0
-        if not value >= 0 or value != value or value == float("inf"):
+        if not 0 <= value < float("inf"):  # also rejects NaN
             raise ConfigError(f"action input 'max-cost': {cost!r} is not an amount in USD >= 0")
         args.append(f"--empath-max-cost={cost}")
     if parse_bool("offline", get("offline")):
