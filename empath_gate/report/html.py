@@ -44,6 +44,7 @@ from empath_gate.report.view import (
     dimension_rows,
     fmt_delta,
     fmt_num,
+    fmt_pct,
     metric_rows,
     overall_verdict,
     reliability_rows,
@@ -504,10 +505,6 @@ def _retest(results: Results) -> str:
     )
 
 
-def _pct(x: float | None) -> str:
-    return "—" if x is None else f"{x * 100:.0f}%"
-
-
 def _reliability(results: Results, rows: Sequence[MetricRow]) -> str:
     rel = reliability_rows(results, rows)
     if not rel:
@@ -516,7 +513,7 @@ def _reliability(results: Results, rows: Sequence[MetricRow]) -> str:
         f'<tr data-metric="{h(r.metric_id)}"><td><code>{h(r.metric_id)}</code></td>'
         f"<td class=num>{fmt_num(r.within_sd)}</td><td class=num>{fmt_num(r.icc)}</td>"
         f"<td class=num>{fmt_num(r.flip_rate)}</td>"
-        f"<td class=num>{_pct(r.different_transcripts)}</td>"
+        f"<td class=num>{fmt_pct(r.different_transcripts)}</td>"
         f"<td class=num>{fmt_num(r.judge_variance)}</td>"
         f"<td class=num>{fmt_num(r.generation_variance)}</td></tr>"
         for r in rel

@@ -49,6 +49,7 @@ from empath_gate.report.view import (
     dimension_rows,
     fmt_delta,
     fmt_num,
+    fmt_pct,
     metric_rows,
     overall_verdict,
     reliability_rows,
@@ -437,7 +438,7 @@ def _reliability(results: Results, rows: Sequence[MetricRow]) -> str:
             fmt_num(r.within_sd),
             fmt_num(r.icc),
             fmt_num(r.flip_rate),
-            f"{r.different_transcripts * 100:.0f}%" if r.different_transcripts is not None else "—",
+            fmt_pct(r.different_transcripts),
         ]
         if has_split:
             row += [fmt_num(r.judge_variance), fmt_num(r.generation_variance)]

@@ -556,10 +556,6 @@ def reliability_rows(results: Results, rows: Sequence[MetricRow] | None = None) 
     return out
 
 
-def _pct(x: float) -> str:
-    return f"{x * 100:.0f}%"
-
-
 _CAL_FIGURES: tuple[tuple[tuple[str, ...], str, bool], ...] = (
     (("within_1", "within_one", "within_pm1", "agreement_within_1"), "within ±1", True),
     (("exact", "exact_agreement"), "exact", True),
@@ -612,7 +608,7 @@ def calibration_text(calibration: Mapping[str, Any] | None) -> str:
         for a in aliases:
             v = _num(figures_src.get(a))
             if v is not None:
-                text_v = _pct(v) if pct else f"{v:+.2f}" if label == "bias" else f"{v:.2f}"
+                text_v = fmt_pct(v) if pct else f"{v:+.2f}" if label == "bias" else f"{v:.2f}"
                 lo, hi = _num(figures_src.get(f"{a}_ci_low")), _num(figures_src.get(f"{a}_ci_high"))
                 if lo is not None and hi is not None:
                     text_v += (
@@ -670,6 +666,11 @@ def fmt_num(x: float | None, digits: int = 2) -> str:
     if "." in s:
         s = s.rstrip("0").rstrip(".")
     return "0" if s in ("-0", "") else s
+
+
+def fmt_pct(x: float | None) -> str:
+    """A share (0-1) as a whole percentage for a table: ``42%``; ``—`` for None."""
+    return "—" if x is None else f"{x * 100:.0f}%"
 
 
 def fmt_delta(x: float | None) -> str:
