@@ -35,12 +35,12 @@ from empath_gate.judging.verdict import MetricVerdict
 from empath_gate.report.escape import html_text as h
 from empath_gate.report.view import (
     CRITERIA_ONLY_NOTE,
-    DIMENSION_LABELS,
     MetricRow,
     WorstEntry,
     calibration_text,
     cost_text,
     criteria_only_metrics,
+    dimension_label,
     dimension_rows,
     fmt_delta,
     fmt_num,
@@ -343,18 +343,13 @@ def _dimensions(rows: Sequence[MetricRow], labels: Mapping[str, str] | None) -> 
     body = []
     bars = []
     for d in drows:
-        label = (labels or {}).get(d.dimension) or DIMENSION_LABELS.get(d.dimension) or d.dimension
-        delta = (
-            d.candidate_mean - d.baseline_mean
-            if d.candidate_mean is not None and d.baseline_mean is not None
-            else None
-        )
+        label = dimension_label(d.dimension, labels)
         failing = ", ".join(f"<code>{h(m)}</code>" for m in d.failing) or "0"
         body.append(
             f'<tr class="dim" data-dimension="{h(d.dimension)}"><td class="st-{d.status}">'
             f"{_STATUS_TEXT[d.status]}</td><td>{h(label)}</td><td class=num>{len(d.metrics)}</td>"
             f"<td>{failing}</td><td class=num>{fmt_num(d.baseline_mean)}</td>"
-            f"<td class=num>{fmt_num(d.candidate_mean)}</td><td class=num>{fmt_delta(delta)}</td></tr>"
+            f"<td class=num>{fmt_num(d.candidate_mean)}</td><td class=num>{fmt_delta(d.change)}</td></tr>"
         )
         bars.append((label, d.baseline_mean, d.candidate_mean))
     return (

@@ -40,12 +40,12 @@ from empath_gate.report.escape import html_comment_safe, md_code, md_link, md_te
 from empath_gate.report.redact import PLACEHOLDER, redact
 from empath_gate.report.view import (
     CRITERIA_ONLY_NOTE,
-    DIMENSION_LABELS,
     MetricRow,
     Verdict,
     calibration_text,
     cost_text,
     criteria_only_metrics,
+    dimension_label,
     dimension_rows,
     fmt_delta,
     fmt_num,
@@ -248,15 +248,7 @@ def _metrics_table(rows: Sequence[MetricRow], labels: Mapping[str, str] | None, 
     for r in rows:
         crit = " ⚑" if r.critical else ""
         runs = f"{r.run_min}–{r.run_max}" if r.run_min is not None else "—"
-        delta = fmt_delta(
-            r.regression.effect
-            if r.regression is not None
-            else (
-                r.candidate_mean - r.baseline_mean
-                if r.candidate_mean is not None and r.baseline_mean is not None
-                else None
-            )
-        )
+        delta = fmt_delta(r.regression.effect if r.regression is not None else r.change)
         body.append(
             [
                 STATUS_ICONS[r.status],
@@ -279,12 +271,7 @@ def _dimension_table(rows: Sequence[MetricRow], labels: Mapping[str, str] | None
     headers = ["", "Dimension", "Metrics", "Failing", "Baseline", "Candidate", "Δ"]
     body = []
     for d in dimension_rows(rows):
-        label = (labels or {}).get(d.dimension) or DIMENSION_LABELS.get(d.dimension) or d.dimension
-        delta = (
-            d.candidate_mean - d.baseline_mean
-            if with_baseline and d.candidate_mean is not None and d.baseline_mean is not None
-            else None
-        )
+        label = dimension_label(d.dimension, labels)
         failing = ", ".join(md_code(m) for m in d.failing) if d.failing else "0"
         body.append(
             [
@@ -294,7 +281,7 @@ def _dimension_table(rows: Sequence[MetricRow], labels: Mapping[str, str] | None
                 failing,
                 fmt_num(d.baseline_mean) if with_baseline else "—",
                 fmt_num(d.candidate_mean),
-                fmt_delta(delta),
+                fmt_delta(d.change if with_baseline else None),
             ]
         )
     return str(tabulate(body, headers=headers, tablefmt="github", disable_numparse=True))

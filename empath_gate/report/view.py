@@ -112,6 +112,12 @@ class MetricRow:
         """True when a cell of this metric failed or errored."""
         return self.status in ("failed", "error")
 
+    @property
+    def change(self) -> float | None:
+        """``candidate_mean - baseline_mean`` (points; descriptive, no test), ``None`` when
+        either is missing."""
+        return _change(self.candidate_mean, self.baseline_mean)
+
 
 @dataclass(frozen=True)
 class DimensionRow:
@@ -124,6 +130,15 @@ class DimensionRow:
     baseline_mean: float | None
     candidate_mean: float | None
     status: MetricStatus
+
+    @property
+    def change(self) -> float | None:
+        """``candidate_mean - baseline_mean`` (points), ``None`` when either is missing."""
+        return _change(self.candidate_mean, self.baseline_mean)
+
+
+def _change(candidate: float | None, baseline: float | None) -> float | None:
+    return candidate - baseline if candidate is not None and baseline is not None else None
 
 
 @dataclass(frozen=True)
@@ -161,6 +176,12 @@ class ReliabilityRow:
     different_transcripts: float | None
     judge_variance: float | None
     generation_variance: float | None
+
+
+def dimension_label(dimension: str, labels: Mapping[str, str] | None = None) -> str:
+    """A dimension's display label: from ``labels`` (the instrument's), else
+    :data:`DIMENSION_LABELS`, else the id itself."""
+    return (labels or {}).get(dimension) or DIMENSION_LABELS.get(dimension) or dimension
 
 
 def suite_key(results: Results) -> str:
