@@ -584,15 +584,14 @@ def _highlight(content: str, quotes: Sequence[tuple[str, str]]) -> str:
     return "".join(out)
 
 
+_EVENT_BADGE = {"filtered": "b-filtered", "handoff": "b-handoff", "error": "b-error", "budget": "b-budget"}
+"""Badge class of an event kind (any other kind: ``b-other``)."""
+
+
 def _events(turn: Turn) -> str:
     out = []
     for ev in turn.events:
-        cls = {
-            "filtered": "b-filtered",
-            "handoff": "b-handoff",
-            "error": "b-error",
-            "budget": "b-budget",
-        }.get(ev.kind, "b-other")
+        cls = _EVENT_BADGE.get(ev.kind, "b-other")
         label = "content filter" if ev.kind == "filtered" else ev.kind.replace("_", " ")
         out.append(
             f'<span class="badge {cls} ev-{h(ev.kind)}" title="{h(ev.role)}">{h(label)} ({h(ev.role)})</span>'
@@ -687,9 +686,7 @@ def _transcript(rec: RunRecord, item: Transcript | str | None) -> str:
 
 
 def _events_from(kind: str, role: str) -> str:
-    cls = {"filtered": "b-filtered", "handoff": "b-handoff", "error": "b-error", "budget": "b-budget"}.get(
-        kind, "b-other"
-    )
+    cls = _EVENT_BADGE.get(kind, "b-other")
     return f'<span class="badge {cls} ev-{h(kind)}">{h(kind)} ({h(role)})</span>'
 
 
