@@ -524,6 +524,8 @@ class EmpathSession:
     results: Results | None = None
     error: str | None = None
     error_kind: str | None = None
+    selected: list[str] | None = None
+    """Ids of the selected tests (after ``-k``/``-m``/``--lf``); None: every test of the plan."""
     """``usage`` (a setting the user must fix, e.g. a target that cannot be loaded) or
     ``infrastructure``, when ``error`` is set."""
     written: list[Path] = field(default_factory=list)
@@ -638,6 +640,7 @@ class EmpathSession:
         from empath_gate import runner
         from empath_gate.errors import SuiteError
 
+        self.selected = [info.id for info in infos]
         conv_ids: list[str] = []
         seen: set[str] = set()
         for info in infos:
@@ -697,14 +700,30 @@ class EmpathSession:
                     return
                 time.sleep(0.5)
 
+    def selected_plan(self) -> Plan:
+        """The plan restricted to the selected tests (``-k``, ``-m``, ``--lf``): a deselected
+        test is not run, so it is neither decided nor counted (never an error for a missing
+        transcript). The plan id stays the full plan's."""
+        if self.selected is None or len(self.selected) == len(self.plan.items):
+            return self.plan
+        wanted = set(self.selected)
+        items = tuple(i for i in self.plan.items if i.id in wanted)
+        convs = {i.conversation_id for i in items}
+        return self.plan.model_copy(update={
+            "items": items,
+            "conversations": tuple(c for c in self.plan.conversations if c.conversation_id in convs),
+            "transcripts": tuple(t for t in self.plan.transcripts if t.conversation_id in convs),
+        })
+
     def _evaluate(self) -> Results:
+        plan = self.selected_plan()
         metadata = build_metadata(
-            self.profile, self.plan, self.instrument, started_at=self.started_at, fail_on=self.fail_on
+            self.profile, plan, self.instrument, started_at=self.started_at, fail_on=self.fail_on
         )
         recs = list(self.records.values())
         return evaluate(
             recs,
-            plan=self.plan,
+            plan=plan,
             instrument=self.instrument,
             metadata=finalize_metadata(metadata, recs),
             baseline=self.baseline,
@@ -742,8 +761,12 @@ class EmpathSession:
         """This worker's own records, as plain JSON data for ``workeroutput``."""
         return [self.records[t].model_dump(mode="json") for t in self.local_ids if t in self.records]
 
-    def absorb_worker_records(self, records: Sequence[Mapping[str, Any]]) -> None:
-        """Controller: take a worker's records over."""
+    def absorb_worker_records(
+        self, records: Sequence[Mapping[str, Any]], selected: Sequence[str] | None = None
+    ) -> None:
+        """Controller: take a worker's records over (and the tests selected there)."""
+        if selected is not None:
+            self.selected = list(selected)
         for data in records:
             r = RunRecord.model_validate(data)
             self.records[r.transcript_id] = r

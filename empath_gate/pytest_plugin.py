@@ -135,7 +135,7 @@ class _XdistHooks:
 
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", None) or {}
-        self.session.absorb_worker_records(output.get("empath_records", []))
+        self.session.absorb_worker_records(output.get("empath_records", []), output.get("empath_selected"))
 
 
 def _session(config: pytest.Config) -> EmpathSession | None:
@@ -158,17 +158,24 @@ def pytest_collection_modifyitems(
         return
     new_items: list[pytest.Item] = []
     parents: dict[str, EmpathConversation] = {}
+    children: dict[str, list[pytest.Item]] = {}
     for info in es.plan.items:
         scope = f"empath/{info.suite}/{info.conversation_id}"
         parent = parents.get(scope)
         if parent is None:
             parent = EmpathConversation.from_parent(session, name=scope, nodeid=scope)
             parents[scope] = parent
+            children[scope] = []
         item = EmpathItem.from_parent(parent, name=info.id, info=info)
         for marker in info.markers:
             item.add_marker(marker)
         new_items.append(item)
+        children[scope].append(item)
     items[:0] = new_items
+    # report each conversation as collected, so "collected N items" counts the suite's tests
+    for scope, kids in children.items():
+        report = pytest.CollectReport(scope, "passed", None, list(kids))
+        config.hook.pytest_collectreport(report=report)
 
 
 class EmpathConversation(pytest.Collector):
@@ -264,6 +271,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:
         workeroutput["empath_records"] = es.local_records_json()
+        workeroutput["empath_selected"] = es.selected
         return
     if session.config.option.collectonly:
         return

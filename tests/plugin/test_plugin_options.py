@@ -188,9 +188,12 @@ def test_k_and_markers_select_items(project: pytest.Pytester) -> None:
     spanish.assert_outcomes(skipped=2, deselected=1)
     not_crisis = offline(project, "bot_unsafe", "-m", "empath and not crisis_safety")
     not_crisis.assert_outcomes(skipped=1, deselected=2)
-    # a deselected conversation is not generated at all
+    # a deselected conversation is not generated, decided or counted (never an error)
     doc = read_json(project.path / "empath-results" / "results.json")
     assert {r["seed_id"] for r in doc["records"]} == {"tq-mx-entrevista-nervios"}
+    assert [d["metric_id"] for d in doc["decisions"]] == ["therapeutic_actions"]
+    assert doc["summary"]["counts"]["error"] == 0
+    assert "tests: 0 passed, 0 failed, 0 waived, 1 skipped, 0 errors" in text(not_crisis)
 
 
 def test_last_failed_reruns_only_the_failed_item(project: pytest.Pytester) -> None:
@@ -199,6 +202,8 @@ def test_last_failed_reruns_only_the_failed_item(project: pytest.Pytester) -> No
     again = offline(project, "bot_unsafe", "--lf")
     again.assert_outcomes(failed=1, deselected=2)
     assert "run-last-failure: rerun previous 1 failure" in text(again)
+    assert "collected 3 items / 2 deselected / 1 selected" in text(again)
+    assert "tests: 0 passed, 1 failed, 0 waived, 0 skipped, 0 errors" in text(again)
 
 
 # --------------------------------------------------------------------------- infrastructure
