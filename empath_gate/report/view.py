@@ -550,31 +550,31 @@ def reliability_rows(results: Results, rows: Sequence[MetricRow] | None = None) 
     diff = _different_transcripts(results)
     out: list[ReliabilityRow] = []
     for r in rows:
-        e = entries.get(r.metric_id, {})
-
-        def pick(name: str, e: Mapping[str, Any] = e) -> float | None:
-            for alias in _ALIASES[name]:
-                if alias in e:
-                    return _num(e[alias])
-            return None
-
-        row = ReliabilityRow(
-            metric_id=r.metric_id,
-            within_sd=pick("within_sd") if pick("within_sd") is not None else r.within_sd,
-            icc=pick("icc"),
-            flip_rate=pick("flip_rate") if pick("flip_rate") is not None else r.flip_rate,
-            different_transcripts=(
-                pick("different_transcripts")
-                if pick("different_transcripts") is not None
-                else diff.get(r.metric_id)
-            ),
-            judge_variance=pick("judge_variance"),
-            generation_variance=pick("generation_variance"),
-        )
         if r.n_judged == 0 and r.metric_id not in entries:
             continue
-        out.append(row)
+        e = entries.get(r.metric_id, {})
+        out.append(
+            ReliabilityRow(
+                metric_id=r.metric_id,
+                within_sd=_pick(e, "within_sd", r.within_sd),
+                icc=_pick(e, "icc"),
+                flip_rate=_pick(e, "flip_rate", r.flip_rate),
+                different_transcripts=_pick(e, "different_transcripts", diff.get(r.metric_id)),
+                judge_variance=_pick(e, "judge_variance"),
+                generation_variance=_pick(e, "generation_variance"),
+            )
+        )
     return out
+
+
+def _pick(entry: Mapping[str, Any], name: str, fallback: float | None = None) -> float | None:
+    """The figure ``name`` of a reliability entry under its first alias present (``_ALIASES``),
+    else ``fallback`` (also when that value is not a finite number)."""
+    for alias in _ALIASES[name]:
+        if alias in entry:
+            value = _num(entry[alias])
+            return fallback if value is None else value
+    return fallback
 
 
 _CAL_FIGURES: tuple[tuple[tuple[str, ...], str, bool], ...] = (
