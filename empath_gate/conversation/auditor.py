@@ -146,9 +146,8 @@ class ScriptedAuditor(Auditor):
         cache: Cache | None,
     ) -> AuditorTurn:
         now = utc_now()
-        if user_turn >= len(seed.script):
-            return AuditorTurn(content=None, source="script", started_at=now, ended_at=now)
-        return AuditorTurn(content=seed.script[user_turn], source="script", started_at=now, ended_at=now)
+        content = seed.script[user_turn] if user_turn < len(seed.script) else None
+        return AuditorTurn(content=content, source="script", started_at=now, ended_at=now)
 
 
 # --------------------------------------------------------------------------- break detection
@@ -388,19 +387,12 @@ class LLMAuditor(Auditor):
                 )
             )
         self.fallbacks += 1
-        if user_turn < len(seed.script):
-            events.append(
-                Event(kind="fallback", role="auditor", detail={"user_turn": user_turn, "reason": reason})
-            )
-            return self._turn(seed.script[user_turn], "fallback", events, calls, started)
-        events.append(
-            Event(
-                kind="fallback",
-                role="auditor",
-                detail={"user_turn": user_turn, "reason": reason, "ended": "script exhausted"},
-            )
-        )
-        return self._turn(None, "fallback", events, calls, started)
+        script_turn = seed.script[user_turn] if user_turn < len(seed.script) else None
+        detail: dict[str, object] = {"user_turn": user_turn, "reason": reason}
+        if script_turn is None:
+            detail["ended"] = "script exhausted"
+        events.append(Event(kind="fallback", role="auditor", detail=detail))
+        return self._turn(script_turn, "fallback", events, calls, started)
 
     @staticmethod
     def _turn(
