@@ -24,8 +24,7 @@ import argparse
 from pathlib import Path
 
 from empath_gate.commands.merge import add_instrument_arguments, load_instrument_for, rebuild_plan, reevaluate
-from empath_gate.commands.run import exit_code
-from empath_gate.gate import FAIL_ON_VALUES
+from empath_gate.commands.run import FAIL_ON_VALUES, exit_code
 
 _MEANING = {0: "passed", 1: "gate failed", 2: "usage or configuration error", 3: "infrastructure error"}
 

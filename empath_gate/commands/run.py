@@ -36,7 +36,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from empath_gate.gate import EXIT_GATE_FAILED, EXIT_INFRA, EXIT_PASS, EXIT_USAGE, FAIL_ON_VALUES
+from empath_gate.cli import EXIT_GATE_FAILED, EXIT_INFRA, EXIT_PASS, EXIT_USAGE
+
+FAIL_ON_VALUES = ("threshold", "regression", "both", "never")
+"""``--fail-on`` choices: ``empath_gate.gate.FAIL_ON_VALUES`` (repeated so ``--help`` does not
+import the statistics stack; a test keeps them equal)."""
 
 if TYPE_CHECKING:
     from empath_gate.instrument.models import Instrument
