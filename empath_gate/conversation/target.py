@@ -296,7 +296,6 @@ class HttpTarget(_VersionedTarget):
                 "api_key": key if key is not None else SecretStr(_HTTP_PLACEHOLDER_KEY),
             }
         )
-        self.url = url
         super().__init__(redact_url(url), settings)
         self.synthetic_header = settings.synthetic_header
         self._env = env
