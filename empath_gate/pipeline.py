@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -566,6 +567,9 @@ class EmpathSession:
             settings = load_settings(pyproject=rootdir / "pyproject.toml", overrides=overrides)
         except ConfigError as exc:  # name the option as the user wrote it, not the setting key
             raise ConfigError(name_options(str(exc), PYTEST_OPTION_NAMES)) from None
+        if settings.target_kind == "callable" and str(rootdir) not in sys.path:
+            # a py: target in the project (e.g. py:mybot.app:reply) imports as it would from the rootdir
+            sys.path.insert(0, str(rootdir))
         suites = [s for v in opt("empath_suite") or () for s in str(v).split(",") if s.strip()]
         return cls.create(settings, suites, shard=opt("empath_shard"), run_token=run_token)
 
