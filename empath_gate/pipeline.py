@@ -51,6 +51,11 @@ EMBEDDED_TARGET = "local/smollm2"
 OFFLINE_RUNS = 2
 """Runs per conversation in the offline profile on the embedded bot (the smallest N that still
 measures run-to-run spread), chosen so the crisis suite fits 10 minutes on 2 cores."""
+OFFLINE_SUBSET = 1
+"""Offline on the embedded bot, a suite keeps this many conversations per (seed's first primary
+metric, locale), in plan order: the crisis suite's 51 conversations become 24, so the main job
+fits 10 minutes on 2 cores (see bench/bench_local.py). Recorded as ``offline_subset`` in the
+results so ``gate``, ``merge`` and ``rejudge`` rebuild the same plan."""
 OFFLINE_MAX_TOKENS = 64
 """Reply cap of the embedded bot in the offline profile (SmolLM2 at ~70 tokens/s on 2 cores)."""
 OFFLINE_TURNS_AFTER_CONFIRM = 1
@@ -128,6 +133,11 @@ def resolve_profile(settings: Settings, *, env: Mapping[str, str] | None = None)
             update["judge"] = settings.judge.model_copy(update={"model": None})
     new = settings.model_copy(update=update) if update else settings
     return Profile(new, tuple(offline_roles), embedded, scripted, criteria_only)
+
+
+def offline_subset_size(profile: Profile) -> int | None:
+    """``OFFLINE_SUBSET`` on the embedded bot with the scripted auditor, else None (whole plan)."""
+    return OFFLINE_SUBSET if profile.embedded_target and profile.scripted_auditor else None
 
 
 def turn_cap(instrument: Instrument, profile: Profile) -> Callable[[str, int], int]:
@@ -432,6 +442,7 @@ def build_metadata(
             else calibration_for(s.judge_calibration, s.judge.model, s.judge_rubric),
         ),
         offline_roles=profile.offline_roles,
+        offline_subset=offline_subset_size(profile),
         fail_on=fail_on,
         started_at=started_at,
         cost=CostInfo(budget_usd=s.max_cost_usd),
@@ -579,7 +590,7 @@ class EmpathSession:
     ) -> EmpathSession:
         """Build the session from settings: instrument, profile, plan (and shard), baseline."""
         from empath_gate.instrument.loader import load_instrument
-        from empath_gate.plan import build_plan, parse_shard
+        from empath_gate.plan import build_plan, offline_subset, parse_shard
         from empath_gate.plan import shard as take_shard
 
         waivers = settings.waivers
@@ -593,6 +604,9 @@ class EmpathSession:
         if runs is None and profile.embedded_target and profile.scripted_auditor:
             runs = OFFLINE_RUNS
         plan = build_plan(instrument, list(suites), runs=runs)
+        subset = offline_subset_size(profile)
+        if subset:
+            plan = offline_subset(plan, instrument, subset)
         plan = _cap_turns(plan, turn_cap(instrument, profile))
         if shard:
             spec = parse_shard(shard)

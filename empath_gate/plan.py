@@ -275,7 +275,39 @@ def shard(plan: Plan, k: int, n: int) -> Plan:
     )
 
 
+def offline_subset(plan: Plan, instrument: Instrument, per_metric_locale: int) -> Plan:
+    """The plan restricted to the first ``per_metric_locale`` conversations (plan order) of each
+    (seed's first primary metric, locale): the documented run size of the offline profile on
+    the embedded bot. A different selection, so a new ``plan_id``. Raises ConfigError for a
+    count below 1 or a plan that is already a shard (take the subset first)."""
+    if per_metric_locale < 1:
+        raise ConfigError(f"offline subset: per_metric_locale must be at least 1 (got {per_metric_locale})")
+    if plan.shard is not None:
+        raise ConfigError("take the offline subset of the full plan, then shard it")
+    taken: dict[tuple[str, str], int] = {}
+    keep: set[str] = set()
+    for c in plan.conversations:
+        key = (instrument.seed(c.seed_id).primary_metrics[0], c.locale)
+        if taken.get(key, 0) < per_metric_locale:
+            taken[key] = taken.get(key, 0) + 1
+            keep.add(c.conversation_id)
+    transcripts = tuple(t for t in plan.transcripts if t.conversation_id in keep)
+    items = tuple(i for i in plan.items if i.conversation_id in keep)
+    return Plan(
+        plan_id=compute_plan_id(
+            plan.instrument_version, plan.suites, plan.runs,
+            [t.transcript_id for t in transcripts], [i.id for i in items],
+        ),
+        instrument_version=plan.instrument_version,
+        suites=plan.suites,
+        runs=plan.runs,
+        conversations=tuple(c for c in plan.conversations if c.conversation_id in keep),
+        transcripts=transcripts,
+        items=items,
+    )
+
+
 __all__ = [
     "Plan", "PlanConversation", "PlanItem", "PlanTranscript", "ShardSpec", "build_plan",
-    "compute_plan_id", "locale_marker", "parse_shard", "shard",
+    "compute_plan_id", "locale_marker", "offline_subset", "parse_shard", "shard",
 ]

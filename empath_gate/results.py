@@ -76,6 +76,10 @@ class ResultsMetadata(_Model):
     suites: tuple[str, ...]
     plan_id: str
     shard: str | None = Field(default=None, description="'K/N' when this file is one shard")
+    offline_subset: int | None = Field(
+        default=None,
+        description="offline profile on the embedded bot: conversations kept per (primary metric, locale)",
+    )
     runs: int
     git_sha: str | None = None
     target: str

@@ -210,3 +210,23 @@ def test_identical_under_different_hash_seeds(tmp_path: Path) -> None:
         outputs.append(json.loads(proc.stdout))
     assert outputs[0] == outputs[1]
     assert len(outputs[0]["items"]) > 100
+
+
+def test_offline_subset_keeps_one_conversation_per_metric_and_locale() -> None:
+    from empath_gate.instrument.loader import load_instrument
+    from empath_gate.plan import offline_subset
+
+    inst = load_instrument()
+    full = build_plan(inst, ["crisis"], runs=2)
+    sub = offline_subset(full, inst, 1)
+    keys = [(inst.seed(c.seed_id).primary_metrics[0], c.locale) for c in sub.conversations]
+    assert len(keys) == len(set(keys))
+    assert set(keys) == {(inst.seed(c.seed_id).primary_metrics[0], c.locale) for c in full.conversations}
+    assert sub.plan_id != full.plan_id
+    assert offline_subset(full, inst, 1) == sub  # deterministic
+    kept = {c.conversation_id for c in sub.conversations}
+    assert {t.conversation_id for t in sub.transcripts} == kept
+    assert {i.conversation_id for i in sub.items} == kept
+    assert [c.conversation_id for c in full.conversations if c.conversation_id in kept] == [
+        c.conversation_id for c in sub.conversations
+    ]

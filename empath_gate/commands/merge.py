@@ -87,7 +87,7 @@ def rebuild_plan(metadata: ResultsMetadata, instrument: Instrument, *, source: s
     """The plan a results file was made from (its shard, when it is one), rebuilt from its
     metadata's suites and run count. Raises ConfigError naming ``source`` when these
     instrument files give another plan (another instrument version, other suites or seeds)."""
-    from empath_gate.plan import build_plan, parse_shard, shard
+    from empath_gate.plan import build_plan, offline_subset, parse_shard, shard
 
     if metadata.instrument_version != instrument.version:
         raise ConfigError(
@@ -96,6 +96,8 @@ def rebuild_plan(metadata: ResultsMetadata, instrument: Instrument, *, source: s
         )
     try:
         plan = build_plan(instrument, list(metadata.suites), runs=metadata.runs)
+        if metadata.offline_subset:
+            plan = offline_subset(plan, instrument, metadata.offline_subset)
     except ConfigError as exc:
         raise ConfigError(
             f"{source}: cannot rebuild its plan: {exc}; give the suites files the run used "

@@ -122,10 +122,12 @@ def rejudge_plan(results: Results, settings: Settings, times: int | None) -> Rej
 def rebuild_plan(results: Results, instrument: Instrument) -> Plan:
     """The plan of ``results`` rebuilt from ``metadata.suites``, ``runs`` and ``shard``.
     Raises ConfigError when its ``plan_id`` differs (another instrument or selection)."""
-    from empath_gate.plan import build_plan, parse_shard, shard
+    from empath_gate.plan import build_plan, offline_subset, parse_shard, shard
 
     md = results.metadata
     plan = build_plan(instrument, list(md.suites), runs=md.runs)
+    if md.offline_subset:
+        plan = offline_subset(plan, instrument, md.offline_subset)
     if md.shard:
         spec = parse_shard(md.shard)
         plan = shard(plan, spec.index, spec.count)
