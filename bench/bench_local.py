@@ -33,7 +33,7 @@ def main() -> None:
     args = ap.parse_args()
 
     t = time.perf_counter()
-    local._model("smollm2")
+    local._worker.submit(local._model, "smollm2").result()
     load = time.perf_counter() - t
     print(f"gguf: {local.gguf_path()}")
     print(f"load: {load:.2f} s")
