@@ -41,7 +41,8 @@ def main() -> None:
     total_tokens = 0
     total_s = 0.0
     for i in range(args.replies):
-        msgs = [{"role": "system", "content": PROMPT}, {"role": "user", "content": USER_TURNS[i % len(USER_TURNS)]}]
+        user = USER_TURNS[i % len(USER_TURNS)]
+        msgs = [{"role": "system", "content": PROMPT}, {"role": "user", "content": user}]
         t = time.perf_counter()
         out = local.chat("local/smollm2", msgs, temperature=0.7, max_tokens=args.max_tokens, seed=i)
         dt = time.perf_counter() - t
