@@ -63,10 +63,12 @@ def render_terminal(results: Results, *, baseline: Results | None = None, max_re
         if r.failing:
             conds = ", ".join(r.failed_conditions) or r.status
             reg = " REGRESSED" if r.regression is not None and r.regression.regressed else ""
+            runs = "no scored run"
+            if r.run_min is not None:
+                runs = f"runs {fmt_num(r.run_min)}-{fmt_num(r.run_max)}"
             lines.append(
                 f"  FAIL {r.metric_id}{' (critical)' if r.critical else ''}: mean "
-                f"{fmt_num(r.candidate_mean)}, runs {fmt_num(r.run_min)}-{fmt_num(r.run_max)}, "
-                f"{conds}{reg}"
+                f"{fmt_num(r.candidate_mean)}, {runs}, {conds}{reg}"
             )
     co = criteria_only_metrics(results, rows)
     if co:
