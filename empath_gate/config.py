@@ -231,8 +231,10 @@ class Settings(BaseModel):
     thresholds: Path | None = None
     waivers: Path | None = None
     baseline: Path | None = None
-    results: Path = Path("empath-results.json")
-    transcripts_dir: Path = Path(".empath/transcripts")
+    results: Path = Path("empath-results/results.json")
+    transcripts_dir: Path | None = Field(
+        default=None, description="where transcripts go; None: a 'transcripts' folder beside the results file"
+    )
     fail_on: Literal["threshold", "regression", "both", "never"] = "both"
     concurrency: int = Field(default=8, ge=1, le=4096)
 

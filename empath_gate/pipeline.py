@@ -613,11 +613,7 @@ class EmpathSession:
             plan = take_shard(plan, spec.index, spec.count)
         baseline = read_results(settings.baseline) if settings.baseline else None
         results_path = Path(settings.results)
-        if results_path == Path("empath-results.json"):
-            results_path = Path("empath-results") / "results.json"
-        transcripts_dir = Path(settings.transcripts_dir)
-        if transcripts_dir == Path(".empath/transcripts"):
-            transcripts_dir = results_path.parent / "transcripts"
+        transcripts_dir = settings.transcripts_dir or results_path.parent / "transcripts"
         return cls(
             profile=profile,
             instrument=instrument,
