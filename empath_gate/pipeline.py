@@ -767,7 +767,35 @@ class EmpathSession:
         message = "; ".join(d.reasons)
         if d.status == "passed" and d.advisories:
             message = "; ".join(d.advisories)
+        failed = self.failed_criteria(info.conversation_id, info.metric_id)
+        if d.status in ("failed", "xfail") and failed:
+            message += "\nfailed criteria: " + "; ".join(failed)
         return d.status, message
+
+    def failed_criteria(self, conversation_id: str, metric_id: str) -> list[str]:
+        """``<criterion> (critical) in run(s) 0, 1: <check detail>`` for each criterion of this
+        cell whose effective state was FAIL, in criterion order (first judgings only)."""
+        runs: dict[str, list[int]] = {}
+        detail: dict[str, str] = {}
+        critical: dict[str, bool] = {}
+        for r in self.records.values():
+            if r.conversation_id != conversation_id:
+                continue
+            for v in r.verdicts:
+                if v.metric_id != metric_id or v.rejudge:
+                    continue
+                for c in v.criteria:
+                    if c.state == "FAIL":
+                        runs.setdefault(c.criterion_id, []).append(r.run)
+                        critical[c.criterion_id] = c.critical
+                        if c.check_detail and c.criterion_id not in detail:
+                            detail[c.criterion_id] = c.check_detail
+        out = []
+        for cid, rs in runs.items():
+            run_list = ", ".join(map(str, sorted(rs)))
+            line = f"{cid}{' (critical)' if critical[cid] else ''} in run(s) {run_list}"
+            out.append(line + (f": {detail[cid]}" if cid in detail else ""))
+        return out
 
     # ---- xdist hand-over and the end of the session
 

@@ -182,6 +182,12 @@ class Results(_Model):
         return [v for r in self.records for v in r.verdicts]
 
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+_FILE_MODE = 0o666 & ~_UMASK
+"""Mode of written results files: what ``open()`` would give under the process umask."""
+
+
 def now_iso() -> str:
     """Current UTC time as ISO-8601 with seconds precision."""
     return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
@@ -195,6 +201,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(data, fh, ensure_ascii=False, indent=2)
             fh.write("\n")
+        os.chmod(tmp, _FILE_MODE)  # mkstemp makes 0600; results are shared like any report
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

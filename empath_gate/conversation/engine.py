@@ -450,6 +450,12 @@ def transcript_path(directory: Path, transcript: Transcript) -> Path:
     return Path(directory) / transcript.suite / name
 
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+_FILE_MODE = 0o666 & ~_UMASK
+"""Mode of written transcripts: what ``open()`` would give under the process umask."""
+
+
 def write_transcript(transcript: Transcript, directory: Path) -> Path:
     """Write ``transcript`` as JSONL (a header line, then one line per turn; UTF-8, not
     ASCII-escaped) atomically at :func:`transcript_path`; returns the path."""
@@ -465,6 +471,7 @@ def write_transcript(transcript: Transcript, directory: Path) -> Path:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write("\n".join(lines) + "\n")
+        os.chmod(tmp, _FILE_MODE)  # mkstemp makes 0600; a transcript is read like any report
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

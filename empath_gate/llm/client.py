@@ -446,7 +446,7 @@ async def complete(
         finish_reason=getattr(choice, "finish_reason", None),
         model=getattr(resp, "model", None) or model,
         usage=usage,
-        cost_usd=_price(lib, resp),
+        cost_usd=0.0 if settings.model and settings.model.startswith("local/") else _price(lib, resp),
         system_fingerprint=getattr(resp, "system_fingerprint", None),
         cache="miss" if key is not None else "off",
         events=tuple(events),

@@ -67,7 +67,8 @@ def render_terminal(results: Results, *, baseline: Results | None = None, max_re
             if r.run_min is not None:
                 runs = f"runs {fmt_num(r.run_min)}-{fmt_num(r.run_max)}"
             lines.append(
-                f"  FAIL {r.metric_id}{' (critical)' if r.critical else ''}: mean "
+                f"  {'FAIL' if r.status == 'failed' else 'ERROR'} {r.metric_id}"
+                f"{' (critical)' if r.critical else ''}: mean "
                 f"{fmt_num(r.candidate_mean)}, {runs}, {conds}{reg}"
             )
     co = criteria_only_metrics(results, rows)
