@@ -75,3 +75,16 @@ def test_every_pytest_option_in_the_readme_exists(pytestconfig: pytest.Config) -
     known = {opt for group in pytestconfig._parser._groups for o in group.options for opt in o.names()}
     missing = [u for u in used if u not in known]
     assert not missing, f"README mentions options the plugin does not define: {missing}"
+
+
+def test_the_readme_waiver_example_validates(tmp_path: Path) -> None:
+    import datetime as dt
+
+    from empath_gate.instrument.loader import load_instrument
+
+    text = README.read_text(encoding="utf-8")
+    [block] = [b for b in re.findall(r"```yaml\n(.*?)```", text, flags=re.S) if b.startswith("waivers:")]
+    path = tmp_path / "waivers.yaml"
+    path.write_text(block, encoding="utf-8")
+    instrument = load_instrument(waivers_path=path, today=dt.date(2026, 11, 29))
+    assert len(instrument.waivers) == 1
