@@ -12,17 +12,17 @@ import asyncio
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from empath_gate.judging.verdict import MetricVerdict
-from empath_gate.results import RunRecord
+from empath_gate.results.model import RunRecord
 
 if TYPE_CHECKING:
-    from empath_gate.config import Settings
     from empath_gate.conversation.engine import RunSpec
     from empath_gate.conversation.transcript import Transcript
     from empath_gate.instrument.models import Instrument
     from empath_gate.plan import Plan
+    from empath_gate.settings import Settings
 
 
 def run_specs(
@@ -94,38 +94,6 @@ def record_for(transcript: Transcript, verdicts: Sequence[MetricVerdict], path: 
     )
 
 
-async def _judge_all(
-    transcripts: Sequence[Transcript],
-    metrics_for: Mapping[str, Sequence[str]],
-    instrument: Instrument,
-    settings: Settings,
-    mode: str,
-) -> list[list[MetricVerdict]]:
-    from empath_gate.judging.llm_judge import check_only, judge_transcript
-
-    cache = None
-    if settings.judge.model and settings.cache_mode != "off":
-        from empath_gate.llm.cache import Cache
-
-        cache = Cache(settings.cache_dir, mode=settings.cache_mode)
-
-    sem = asyncio.Semaphore(max(1, settings.judge.concurrency or 8))
-
-    async def one(t: Transcript) -> list[MetricVerdict]:
-        metric_ids = list(metrics_for[t.conversation_id])
-        seed = instrument.seed(t.seed_id)
-        if t.status != "complete":
-            return []  # no verdict: its cells error in the gate (never a score)
-        if not settings.judge.model:
-            return check_only(t, seed, metric_ids, instrument=instrument, mode=mode)  # type: ignore[arg-type]
-        async with sem:
-            return await judge_transcript(
-                t, seed, metric_ids, instrument=instrument, settings=settings, cache=cache
-            )
-
-    return list(await asyncio.gather(*(one(t) for t in transcripts)))
-
-
 def execute(
     specs: Sequence[RunSpec],
     metrics_for: Mapping[str, Sequence[str]],
@@ -145,13 +113,17 @@ def execute(
     the cache makes the re-run free). ``relative_to``: record transcript paths relative to it.
     """
     from empath_gate.conversation.engine import generate, transcript_path
+    from empath_gate.judging.batch import JudgeJob, judge_batch, judge_cache
 
     async def main() -> list[RunRecord]:
         transcripts = await generate(
             specs, settings=settings, progress=progress, transcripts_dir=transcripts_dir
         )
-        mode = "scripted" if not settings.auditor.model or settings.offline else "llm"
-        verdict_lists = await _judge_all(transcripts, metrics_for, instrument, settings, mode)
+        scripted = not settings.auditor.model or settings.offline
+        mode: Literal["scripted", "llm"] = "scripted" if scripted else "llm"
+        jobs = [JudgeJob(t, tuple(metrics_for[t.conversation_id])) for t in transcripts]
+        verdict_lists = await judge_batch(jobs, instrument=instrument, settings=settings, mode=mode,
+                                          cache=judge_cache(settings))
         records = []
         for t, vs in zip(transcripts, verdict_lists, strict=True):
             path = transcript_path(transcripts_dir, t)

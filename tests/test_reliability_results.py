@@ -22,16 +22,18 @@ from empath_gate.calibration_status import (
     status_from_agreement,
     write_status,
 )
-from empath_gate.config import load_settings
 from empath_gate.errors import ConfigError
 from empath_gate.instrument.loader import load_instrument
 from empath_gate.instrument.models import Instrument
 from empath_gate.judging.verdict import JudgeFailure, MetricVerdict
-from empath_gate.pipeline import build_metadata, evaluate, resolve_profile
 from empath_gate.plan import Plan, build_plan
 from empath_gate.report.html import render_html
 from empath_gate.report.markdown import render_markdown
 from empath_gate.results import Results, ResultsMetadata, RunRecord
+from empath_gate.results.evaluate import evaluate
+from empath_gate.results.metadata import build_metadata
+from empath_gate.settings import load_settings
+from empath_gate.settings.profile import resolve_profile
 
 METRIC = "crisis_detection"  # min_mean 8 in the shipped thresholds
 Scores = Mapping[str, Sequence[Sequence[int]]]

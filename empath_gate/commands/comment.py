@@ -23,17 +23,18 @@ import argparse
 import sys
 from pathlib import Path
 
-from empath_gate.commands.diff import compare, metric_labels
+from empath_gate.commands.diff import decided, metric_labels
+from empath_gate.gate.exit import summary_exit_code
 from empath_gate.report.markdown import COMMENT_MAX_CHARS
-from empath_gate.results import Results, read_results
-
-EXIT_CODES = {"passed": 0, "not_evaluated": 0, "failed": 1, "usage_error": 2, "infrastructure_error": 3}
+from empath_gate.results.io import read_results
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``empath-gate comment``."""
+    from empath_gate.commands.options import add_setting_arguments
+
     parser.add_argument("results", type=Path, metavar="RESULTS", help="results.json")
-    parser.add_argument("--baseline", type=Path, default=None, metavar="PATH", help="baseline results.json")
+    add_setting_arguments(parser, "comment")
     parser.add_argument("--repo", default=None, metavar="OWNER/NAME", help="default: GITHUB_REPOSITORY")
     parser.add_argument("--pr", type=int, default=None, metavar="N", help="default: the event's pull request")
     parser.add_argument(
@@ -55,31 +56,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def gate_exit_code(results: Results) -> int:
-    """The CLI exit code of the gate recorded in ``results`` (module docstring)."""
-    from empath_gate.report.view import overall_verdict
-
-    return EXIT_CODES[overall_verdict(results).status]
-
-
 def run(args: argparse.Namespace) -> int:
     """Summary/outputs/annotations (``--job-summary``) and the comment; returns the gate's code."""
+    from empath_gate.commands.options import given
     from empath_gate.github.comment import GitHubClient, GitHubError, post_sticky_comment
     from empath_gate.github.context import load_context
     from empath_gate.github.workflow import publish, warning
     from empath_gate.report.markdown import render_markdown
     from empath_gate.report.view import suite_key
 
-    results = read_results(args.results)
-    baseline = read_results(args.baseline) if args.baseline is not None else None
-    if baseline is not None and results.regressions is None:
-        results = compare(baseline, results)
+    baseline_path = given(args, "baseline")
+    baseline = read_results(baseline_path) if baseline_path is not None else None
+    results = decided(args, "comment", read_results(args.results), baseline, str(args.results))
     ctx = load_context()
     url = args.transcripts_url or ctx.run_url
     labels = metric_labels()
     if args.job_summary:
         publish(results, args.results, baseline=baseline, transcripts_url=url, metric_labels=labels)
-    code = gate_exit_code(results)
+    code = summary_exit_code(results.summary)
     if args.no_post:
         return code
     repo = args.repo or ctx.repository

@@ -4,8 +4,10 @@ Usage::
 
     empath-gate diff BASE HEAD [--format markdown|json] [--excerpts] [--max-chars N]
 
-Reads both results files, compares them (``pipeline.compare_results``: regressions per
-metric, the gate re-decided with them) and prints the markdown diff, or with
+Reads both results files, compares them by the one gating path
+(:func:`empath_gate.verdict.verdict_of`: regressions per suite and metric, the gate re-decided
+with them, with the thresholds and waivers the candidate records unless team layers are given)
+and prints the markdown diff, or with
 ``--format json`` one object: ``{"verdict": ..., "passed": bool, "regressions": {...}}``
 (the :class:`~empath_gate.analysis.regression.RegressionReport`). Exit 0 when printed; 2
 when a file is missing or invalid. The gate's own exit status is ``empath-gate gate``'s.
@@ -24,8 +26,11 @@ from empath_gate.results import Results, read_results
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``empath-gate diff``."""
+    from empath_gate.commands.options import add_setting_arguments
+
     parser.add_argument("base", type=Path, metavar="BASE", help="baseline results.json")
     parser.add_argument("head", type=Path, metavar="HEAD", help="candidate results.json")
+    add_setting_arguments(parser, "diff")
     parser.add_argument("--format", choices=("markdown", "json"), default="markdown", help="output format")
     parser.add_argument(
         "--excerpts",
@@ -41,11 +46,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def compare(baseline: Results, candidate: Results) -> Results:
-    """The candidate with its regressions against ``baseline`` (``pipeline.compare_results``)."""
-    from empath_gate.pipeline import compare_results
+def decided(args: argparse.Namespace, command: str, candidate: Results, baseline: Results | None,
+            source: str) -> Results:
+    """``candidate`` decided by the one gating path (against ``baseline`` when given) with the
+    settings of this command line; notes about differing layers go to stderr."""
+    import sys
 
-    return compare_results(baseline, candidate)
+    from empath_gate.commands.options import load_command_settings
+    from empath_gate.verdict import verdict_of
+
+    settings = load_command_settings(args, command)
+    verdict = verdict_of(candidate, settings=settings, baseline=baseline, source=source)
+    for note in verdict.notes:
+        print(f"empath-gate {command}: note: {note}", file=sys.stderr)
+    return verdict.results
 
 
 def metric_labels() -> dict[str, str] | None:
@@ -68,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     from empath_gate.report.view import overall_verdict
 
     baseline = read_results(args.base)
-    candidate = compare(baseline, read_results(args.head))
+    candidate = decided(args, "diff", read_results(args.head), baseline, str(args.head))
     if args.format == "json":
         verdict = overall_verdict(candidate)
         out: dict[str, Any] = {

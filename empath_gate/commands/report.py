@@ -5,8 +5,8 @@ Usage::
     empath-gate report RESULTS [--html report.html] [--markdown diff.md] [--baseline B] [--excerpts]
 
 Transcripts are read from the records' ``transcript_path`` (relative to the results file's
-folder, or absolute); missing ones are shown as missing. With ``--baseline`` and a results
-file that holds no comparison yet, the comparison is computed first. At least one of
+folder, or absolute); missing ones are shown as missing. The verdict shown is the one gating
+path's (:func:`empath_gate.verdict.verdict_of`), against ``--baseline`` when given. At least one of
 ``--html``/``--markdown`` is required (exit 2 otherwise). Exit 0 when written.
 """
 
@@ -16,19 +16,21 @@ import argparse
 import sys
 from pathlib import Path
 
-from empath_gate.commands.diff import compare, metric_labels
+from empath_gate.commands.diff import decided, metric_labels
 from empath_gate.report.markdown import COMMENT_MAX_CHARS
 from empath_gate.results import read_results
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``empath-gate report``."""
+    from empath_gate.commands.options import add_setting_arguments
+
     parser.add_argument("results", type=Path, metavar="RESULTS", help="results.json")
     parser.add_argument("--html", type=Path, default=None, metavar="PATH", help="write the HTML report here")
     parser.add_argument(
         "--markdown", type=Path, default=None, metavar="PATH", help="write the markdown diff here"
     )
-    parser.add_argument("--baseline", type=Path, default=None, metavar="PATH", help="baseline results.json")
+    add_setting_arguments(parser, "report")
     parser.add_argument(
         "--excerpts",
         action="store_true",
@@ -51,10 +53,11 @@ def run(args: argparse.Namespace) -> int:
     if args.html is None and args.markdown is None:
         print("empath-gate report: give --html PATH and/or --markdown PATH", file=sys.stderr)
         return 2
-    results = read_results(args.results)
-    baseline = read_results(args.baseline) if args.baseline is not None else None
-    if baseline is not None and results.regressions is None:
-        results = compare(baseline, results)
+    from empath_gate.commands.options import given
+
+    baseline_path = given(args, "baseline")
+    baseline = read_results(baseline_path) if baseline_path is not None else None
+    results = decided(args, "report", read_results(args.results), baseline, str(args.results))
     labels = metric_labels()
     if args.markdown is not None:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)

@@ -28,12 +28,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from empath_gate.config import RoleSettings
 from empath_gate.conversation.transcript import Event, Turn, Usage
 from empath_gate.errors import ProviderError
 from empath_gate.instrument.models import Persona, Seed
 from empath_gate.llm.cache import Cache
 from empath_gate.llm.client import CacheStatus, Completion, complete, utc_now
+from empath_gate.settings import RoleSettings
 
 END_TOKEN = "<<END>>"
 """What the LLM auditor answers to end the conversation (matched anywhere in the reply)."""

@@ -46,7 +46,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from empath_gate.config import Settings
 from empath_gate.conversation.auditor import Auditor, AuditorFilteredError, make_auditor
 from empath_gate.conversation.target import Target, make_target
 from empath_gate.conversation.transcript import Event, Transcript, Turn
@@ -55,6 +54,7 @@ from empath_gate.instrument.models import Persona, Seed
 from empath_gate.llm.cache import Cache
 from empath_gate.llm.classify import redact_secrets
 from empath_gate.llm.client import utc_now
+from empath_gate.settings import Settings
 
 ProgressFn = Callable[[str], None]
 

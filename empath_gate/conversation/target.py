@@ -44,11 +44,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, SecretStr
 
-from empath_gate.config import RoleSettings, Settings, redact_url
 from empath_gate.conversation.transcript import Event, Usage
 from empath_gate.errors import ConfigError, ProviderError
 from empath_gate.llm.cache import Cache
 from empath_gate.llm.client import CacheStatus, Completion, complete, utc_now
+from empath_gate.settings import RoleSettings, Settings, redact_url
 
 CONVERSATION_ID_HEADER = "X-Empath-Conversation-Id"
 TARGET_EVENT_KINDS = frozenset({"handoff", "tool_call", "filtered"})

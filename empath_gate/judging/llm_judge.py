@@ -67,8 +67,8 @@ from empath_gate.judging.scoring import apply_cap, merge_criterion
 from empath_gate.judging.verdict import Citation, CriterionVerdict, FailureReason, JudgeFailure, MetricVerdict
 
 if TYPE_CHECKING:
-    from empath_gate.config import RoleSettings, Settings
     from empath_gate.llm.cache import Cache
+    from empath_gate.settings import RoleSettings, Settings
 
 __all__ = [
     "HARM_METRICS",

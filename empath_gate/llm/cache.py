@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from empath_gate.config import is_secret_name
+from empath_gate.settings import is_secret_name
 
 CacheMode = Literal["use", "off", "refresh"]
 CACHE_FORMAT = "v1"

@@ -32,12 +32,12 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from empath_gate.config import RoleSettings
 from empath_gate.conversation.transcript import Event, Usage
 from empath_gate.errors import ProviderError
 from empath_gate.llm.cache import Cache
 from empath_gate.llm.classify import classify, redact_secrets
 from empath_gate.llm.normalize import normalize_messages, rules_for
+from empath_gate.settings import RoleSettings
 
 Role = Literal["target", "auditor", "judge"]
 CacheStatus = Literal["hit", "miss", "off"]

@@ -60,7 +60,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from empath_gate.config import RoleSettings
+    from empath_gate.settings import RoleSettings
 
 FAKE_API_KEY = "sk-empath-fake-key"
 """A dummy key to pass explicitly to clients of the fake server (it never checks keys)."""
@@ -300,7 +300,7 @@ class FakeOpenAIServer:
         ``fields`` override any RoleSettings field."""
         from pydantic import SecretStr
 
-        from empath_gate.config import RoleSettings
+        from empath_gate.settings import RoleSettings
 
         values: dict[str, Any] = {
             "model": f"openai/{model}",

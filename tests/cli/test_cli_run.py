@@ -9,8 +9,8 @@ import pytest
 from cli_support import TINY, Project
 from plugin_support import comparable, gate_env, inline_run, read_json, write_tiny_suite
 
-from empath_gate.commands.run import FAIL_ON_VALUES, exit_code
 from empath_gate.gate import FAIL_ON_VALUES as GATE_FAIL_ON
+from empath_gate.gate.exit import summary_exit_code
 from empath_gate.results import Results, ResultsMetadata, Summary
 from empath_gate.testing.scenarios import ScoringJudge
 
@@ -135,8 +135,10 @@ def _results(**summary: object) -> Results:
 def test_exit_code_precedence_is_usage_then_infrastructure_then_failure(
     summary: dict[str, object], code: int
 ) -> None:
-    assert exit_code(_results(**summary)) == code
+    assert summary_exit_code(_results(**summary).summary) == code
 
 
 def test_fail_on_choices_are_the_gates() -> None:
-    assert FAIL_ON_VALUES == GATE_FAIL_ON
+    from empath_gate.settings.options import by_key
+
+    assert by_key("fail_on").choices == GATE_FAIL_ON

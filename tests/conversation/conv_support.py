@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from empath_gate.config import Settings
 from empath_gate.conversation.engine import RunSpec
 from empath_gate.instrument.models import Persona, RiskAnnotation, Seed
+from empath_gate.settings import Settings
 from empath_gate.testing import FakeOpenAIServer
 
 TARGET = "fake-target"

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from conv_support import AUDITOR, SCRIPT_EN, SCRIPT_ES, TARGET, make_persona, make_seed, model_settings, specs
 
-from empath_gate.config import RoleSettings
 from empath_gate.conversation import auditor as auditor_mod
 from empath_gate.conversation.auditor import (
     END_TOKEN,
@@ -20,6 +19,7 @@ from empath_gate.conversation.auditor import (
     render_prompt,
 )
 from empath_gate.conversation.engine import generate_sync
+from empath_gate.settings import RoleSettings
 from empath_gate.testing import FakeOpenAIServer, FakeRequest
 
 PERSONA = make_persona()

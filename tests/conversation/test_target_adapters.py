@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from conv_support import SCRIPT_EN, specs
 
-from empath_gate.config import Settings
 from empath_gate.conversation.engine import generate_sync
 from empath_gate.conversation.target import (
     CONVERSATION_ID_HEADER,
@@ -24,6 +23,7 @@ from empath_gate.conversation.target import (
 )
 from empath_gate.conversation.transcript import Event
 from empath_gate.errors import ConfigError
+from empath_gate.settings import Settings
 from empath_gate.testing import FakeOpenAIServer, Fault
 
 BOT_MODULE = """

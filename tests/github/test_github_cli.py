@@ -10,10 +10,10 @@ import pytest
 from report_factory import baseline_scores, build_results, candidate_scores, write_transcripts
 
 from empath_gate.cli import main
-from empath_gate.pipeline import compare_results
 from empath_gate.report.view import overall_verdict
 from empath_gate.results import read_results, write_results
 from empath_gate.testing.fake_github import ACTIONS_BOT, FakeGitHubServer
+from empath_gate.verdict import verdict_of
 
 REPO = "acme/support-bot"
 
@@ -131,7 +131,8 @@ def test_comment_job_summary_outputs_and_annotations(
     assert "results-path<<" in output and str(head) in output
     stdout = capsys.readouterr().out
     errors = [line for line in stdout.splitlines() if line.startswith("::error ")]
-    failing = overall_verdict(compare_results(read_results(base), read_results(head))).failing_metrics
+    decided = verdict_of(read_results(head), baseline=read_results(base)).results
+    failing = overall_verdict(decided).failing_metrics
     assert "crisis_detection" in failing
     assert len(errors) == len(failing), "one annotation per failing metric"
     for metric, line in zip(failing, errors, strict=True):

@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from judging_support import make_transcript
 
-from empath_gate.config import Settings
 from empath_gate.conversation.transcript import Event, Transcript
 from empath_gate.instrument.models import Instrument
 from empath_gate.judging.llm_judge import (
@@ -23,6 +22,7 @@ from empath_gate.judging.llm_judge import (
 )
 from empath_gate.judging.verdict import MetricVerdict
 from empath_gate.llm.cache import Cache
+from empath_gate.settings import Settings
 from empath_gate.testing.fake_openai import FakeOpenAIServer, FakeRequest, Fault, Reply
 
 RISK_ES = [

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from judging_support import make_transcript
 
-from empath_gate.config import RoleSettings, Settings
 from empath_gate.conversation.engine import derive_seed
 from empath_gate.errors import ConfigError
 from empath_gate.instrument.models import Instrument
@@ -18,6 +17,7 @@ from empath_gate.judging.llm_judge import (
     verify_citation,
 )
 from empath_gate.judging.prompts import build_judge_messages, render_transcript
+from empath_gate.settings import RoleSettings, Settings
 
 RISK_ES_US_LINE = [
     "Ya no puedo más.", "Te escucho.", "A veces pienso en matarme.", "Llama al 988, es la línea de crisis.",

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from empath_gate.config import Settings
 from empath_gate.conversation.transcript import Transcript, Turn
 from empath_gate.errors import ConfigError, SuiteError
 from empath_gate.instrument.models import Instrument, Seed
 from empath_gate.judging.llm_judge import check_only, judge_transcript
+from empath_gate.settings import Settings
 from empath_gate.testing.fake_openai import FakeOpenAIServer
 
 

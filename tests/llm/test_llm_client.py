@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from empath_gate.config import RoleSettings
 from empath_gate.errors import ProviderError
 from empath_gate.llm.cache import Cache
 from empath_gate.llm.client import (
@@ -22,6 +21,7 @@ from empath_gate.llm.client import (
     register_chat_provider,
     supports_json_schema,
 )
+from empath_gate.settings import RoleSettings
 from empath_gate.testing import FakeOpenAIServer, FakeRequest, Fault, Reply
 
 M = "fake-target"

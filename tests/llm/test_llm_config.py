@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from empath_gate.config import KNOWN_KEYS, RoleSettings, Settings, load_settings
 from empath_gate.errors import ConfigError
+from empath_gate.settings import KNOWN_KEYS, RoleSettings, Settings, load_settings
 
 
 def pyproject(tmp_path: Path, body: str) -> Path:

@@ -256,10 +256,10 @@ def import_heavy_modules() -> None:
     import empath_gate.conversation.engine
     import empath_gate.judging.language
     import empath_gate.judging.llm_judge
-    import empath_gate.pipeline
     import empath_gate.report.html
     import empath_gate.report.markdown
     import empath_gate.report.terminal
+    import empath_gate.run
     import empath_gate.runner  # noqa: F401
     from empath_gate.llm.client import supports_json_schema
 

@@ -22,22 +22,20 @@ atomically (temp file + rename), so an interrupted run never leaves half a file.
 
 from __future__ import annotations
 
-import datetime as dt
-import json
-import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from empath_gate.analysis.regression import RegressionReport
 from empath_gate.analysis.stats import CellStats, MetricStats
-from empath_gate.gate import CellDecision
-from empath_gate.instrument.models import Waiver
+from empath_gate.gate.checks import SuiteCheck
+from empath_gate.gate.decide import CellDecision
+from empath_gate.instrument.models import ResolvedThresholds, Thresholds, Waiver
 from empath_gate.judging.verdict import MetricVerdict
 
-RESULTS_SCHEMA_VERSION = "1"
+RESULTS_SCHEMA_VERSION = "2"
+READABLE_SCHEMA_VERSIONS: tuple[str, ...] = ("1", "2")
+"""Versions every reader accepts: 1 lacks the gate inputs and suite checks (shown as not recorded)."""
 
 
 class _Model(BaseModel):
@@ -143,6 +141,27 @@ class RunRecord(_Model):
     verdicts: tuple[MetricVerdict, ...] = ()
 
 
+class LayerInfo(_Model):
+    """A team layer the instrument was loaded with: ``kind`` (``suites_dir``, ``thresholds``,
+    ``waivers``), its path as given, and the sha256 of its content (a folder: of its YAML files'
+    relative paths and bytes, sorted). The shipped files are not layers."""
+
+    kind: str
+    path: str
+    sha256: str
+
+
+class GateInputs(_Model):
+    """What the gate decided with, so a results file decides alone as its run did: the
+    thresholds document, each (suite, metric) resolved, the instrument's metric order, and the
+    team layers' hashes."""
+
+    thresholds: Thresholds
+    resolved: dict[str, dict[str, ResolvedThresholds]] = Field(default_factory=dict)
+    metric_order: tuple[str, ...] = ()
+    layers: tuple[LayerInfo, ...] = ()
+
+
 class Summary(_Model):
     """Counts of the run: cells per gate status, judge failures by reason, target filter events,
     and whether the run gated (``passed``) and why not (``infrastructure_reasons``,
@@ -150,6 +169,7 @@ class Summary(_Model):
 
     passed: bool = False
     counts: dict[str, int] = Field(default_factory=dict)
+    check_counts: dict[str, int] = Field(default_factory=dict, description="suite checks per status")
     judge_failures: dict[str, int] = Field(default_factory=dict)
     target_filtered: int = 0
     transcripts: int = 0
@@ -169,6 +189,8 @@ class Results(_Model):
     cells: tuple[CellStats, ...] = ()
     metrics: tuple[MetricStats, ...] = ()
     decisions: tuple[CellDecision, ...] = ()
+    checks: tuple[SuiteCheck, ...] = Field(default=(), description="suite checks, items <suite>::<check>")
+    gate: GateInputs | None = Field(default=None, description="the gate inputs (None in schema version 1)")
     regressions: RegressionReport | None = None
     waivers: tuple[Waiver, ...] = ()
     reliability: dict[str, Any] | None = Field(
@@ -180,84 +202,3 @@ class Results(_Model):
     def verdicts(self) -> list[MetricVerdict]:
         """Every verdict of every record, in record order."""
         return [v for r in self.records for v in r.verdicts]
-
-
-_UMASK = os.umask(0)
-os.umask(_UMASK)
-_FILE_MODE = 0o666 & ~_UMASK
-"""Mode of written results files: what ``open()`` would give under the process umask."""
-
-
-def now_iso() -> str:
-    """Current UTC time as ISO-8601 with seconds precision."""
-    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write ``data`` as UTF-8 JSON (``ensure_ascii=False``) to ``path`` atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, ensure_ascii=False, indent=2)
-            fh.write("\n")
-        os.chmod(tmp, _FILE_MODE)  # mkstemp makes 0600; results are shared like any report
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_results(results: Results, path: Path) -> Path:
-    """Validate against the shipped JSON Schema and write ``results`` to ``path``; returns the path.
-
-    Raises ``jsonschema.ValidationError`` if the document does not match its schema (a bug).
-    """
-    data = results.model_dump(mode="json")
-    validate_results_json(data)
-    write_json_atomic(path, data)
-    return path
-
-
-def read_results(path: Path) -> Results:
-    """Read a results file. Raises ConfigError naming the file when it is missing, not JSON,
-    of another schema version, or invalid."""
-    from empath_gate.errors import ConfigError
-
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError(f"{path}: results file not found") from exc
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
-    if not isinstance(data, dict) or data.get("schema_version") != RESULTS_SCHEMA_VERSION:
-        got = data.get("schema_version") if isinstance(data, dict) else type(data).__name__
-        raise ConfigError(
-            f"{path}: results schema_version {got!r} is not {RESULTS_SCHEMA_VERSION!r}; "
-            "re-run the suite with this version of empath-gate"
-        )
-    try:
-        return Results.model_validate(data)
-    except Exception as exc:
-        raise ConfigError(f"{path}: not a valid empath-gate results file: {exc}") from exc
-
-
-def results_json_schema() -> dict[str, Any]:
-    """The JSON Schema (draft 2020-12) of the results document, generated from the models."""
-    schema = Results.model_json_schema()
-    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
-    schema["$id"] = f"https://empath-gate.dev/schemas/results-{RESULTS_SCHEMA_VERSION}.json"
-    return schema
-
-
-def shipped_schema_path() -> Path:
-    """Where the results schema ships inside the package."""
-    return Path(__file__).parent / "schemas" / "results.schema.json"
-
-
-def validate_results_json(data: Any) -> None:
-    """Validate a results document (parsed JSON) against the shipped schema."""
-    import jsonschema
-
-    schema = json.loads(shipped_schema_path().read_text(encoding="utf-8"))
-    jsonschema.Draft202012Validator(schema).validate(data)

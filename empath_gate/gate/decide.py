@@ -44,6 +44,7 @@ from typing import Literal
 from empath_gate.analysis.base import AnalysisModel, paused_gc
 from empath_gate.analysis.regression import CellChange, MetricRegression, RegressionReport
 from empath_gate.analysis.stats import CellStats
+from empath_gate.gate.exit import cli_exit, pytest_exit
 from empath_gate.instrument.models import ResolvedThresholds, Thresholds, Waiver
 
 CellStatus = Literal["passed", "failed", "skipped", "error", "xfail"]
@@ -62,13 +63,6 @@ ConditionName = Literal[
 STATUSES: tuple[CellStatus, ...] = ("passed", "failed", "skipped", "error", "xfail")
 FAIL_ON_VALUES: tuple[FailOn, ...] = ("threshold", "regression", "both", "never")
 
-EXIT_PASS = 0
-EXIT_GATE_FAILED = 1
-EXIT_USAGE = 2
-EXIT_INFRA = 3
-PYTEST_OK = 0
-PYTEST_FAILED = 1
-PYTEST_USAGE = 4
 
 EPS = 1e-9
 """Tolerance of every threshold comparison (scores are means of integers: 7 * 3 / 3 must equal 7)."""
@@ -143,23 +137,15 @@ class Decision(AnalysisModel):
 
     def cli_exit_code(self, usage_error: bool = False) -> int:
         """0 pass, 1 gate failed, 2 usage (``usage_error`` or an expired waiver), 3
-        infrastructure; precedence 2 > 3 > 1. Under ``fail_on=never`` gate failures do not
-        count (no cell fails), infrastructure still gives 3."""
-        if usage_error or self.usage_errors:
-            return EXIT_USAGE
-        if self.infrastructure:
-            return EXIT_INFRA
-        if self.counts["failed"]:
-            return EXIT_GATE_FAILED
-        return EXIT_PASS
+        infrastructure (:func:`empath_gate.gate.exit.cli_exit`). Under ``fail_on=never`` gate
+        failures do not count (no cell fails), infrastructure still gives 3."""
+        return cli_exit(usage=usage_error or bool(self.usage_errors), infrastructure=self.infrastructure,
+                        failed=bool(self.counts["failed"]))
 
     def pytest_exit_code(self, usage_error: bool = False) -> int:
         """pytest's conventions: 4 usage error, 1 when a cell failed or errored, else 0."""
-        if usage_error or self.usage_errors:
-            return PYTEST_USAGE
-        if self.counts["failed"] or self.counts["error"]:
-            return PYTEST_FAILED
-        return PYTEST_OK
+        return pytest_exit(usage=usage_error or bool(self.usage_errors),
+                           failed_or_errored=bool(self.counts["failed"] or self.counts["error"]))
 
 
 def _num(x: float) -> str:

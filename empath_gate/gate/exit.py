@@ -1,0 +1,62 @@
+"""The one exit-code mapping (DESIGN, "Terms and exit codes").
+
+CLI: 0 pass, 1 gate failed, 2 usage or configuration error, 3 infrastructure error; when several
+apply, 2 > 3 > 1. pytest keeps its own conventions: 0 passed/skipped, 1 failed or errored
+tests, 4 usage error, 5 nothing collected.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from empath_gate.results.model import Summary
+
+EXIT_PASS = 0
+EXIT_GATE_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INFRA = 3
+EXIT_INTERRUPTED = 130
+"""128 + SIGINT, the shell's convention for a run stopped by Ctrl-C."""
+PYTEST_OK = 0
+PYTEST_FAILED = 1
+PYTEST_USAGE = 4
+
+MEANING: dict[int, str] = {
+    EXIT_PASS: "passed",
+    EXIT_GATE_FAILED: "gate failed",
+    EXIT_USAGE: "usage or configuration error",
+    EXIT_INFRA: "infrastructure error",
+}
+"""What each CLI exit status means, as the commands print it."""
+
+
+def cli_exit(*, usage: bool, infrastructure: bool, failed: bool) -> int:
+    """The CLI status for the conditions that hold, with precedence 2 > 3 > 1 > 0."""
+    if usage:
+        return EXIT_USAGE
+    if infrastructure:
+        return EXIT_INFRA
+    if failed:
+        return EXIT_GATE_FAILED
+    return EXIT_PASS
+
+
+def pytest_exit(*, usage: bool, failed_or_errored: bool) -> int:
+    """pytest's status: 4 usage error, 1 a failed or errored test, else 0."""
+    if usage:
+        return PYTEST_USAGE
+    return PYTEST_FAILED if failed_or_errored else PYTEST_OK
+
+
+def summary_exit_code(summary: Summary) -> int:
+    """The CLI status of a results document's summary: usage errors, then infrastructure reasons
+    or errored tests and suite checks, then failed tests and suite checks."""
+    counts, checks = summary.counts, summary.check_counts
+    return cli_exit(
+        usage=bool(summary.usage_errors),
+        infrastructure=bool(
+            summary.infrastructure_reasons or counts.get("error", 0) or checks.get("error", 0)
+        ),
+        failed=bool(counts.get("failed", 0) or checks.get("failed", 0)),
+    )

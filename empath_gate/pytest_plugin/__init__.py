@@ -1,0 +1,217 @@
+"""The pytest plugin: ``pytest --empath-suite crisis`` turns every seed x persona x metric into a test.
+
+Registered through the ``pytest11`` entry point. Without ``--empath-suite`` it only adds its
+options and markers: nothing heavy is imported (litellm alone takes seconds), no item is added,
+a project's own tests are untouched. The plugin is split by process role, as pytest-xdist's is:
+
+* hooks (this module): options (:mod:`.options`, generated from the option table), markers,
+  collection (:mod:`.items`), and dispatch to the role;
+* single process: generate and judge every selected conversation, decide, run the tests, write
+  the artifacts (:mod:`.session`, over the library entry point :mod:`empath_gate.run`);
+* xdist controller (:mod:`.controller`, :mod:`.scheduler`): slots, the channel, the artifacts;
+* xdist worker (:mod:`.worker`): its slot's share, then every decision with all records.
+
+Items: ``empath/<suite>/<conversation>::<seed>-<persona>-<metric>`` in plan order, marked
+``empath``, the dimension id, the locale (``es_mx``/``en_us``) and ``critical``; then each
+suite's checks ``empath/<suite>::<check>``. Exit status follows pytest: 0 passed/skipped,
+1 gate failures, 4 usage errors (``pytest.UsageError`` saying what to fix), 5 nothing collected;
+infrastructure problems make the affected tests *error*.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from empath_gate.pytest_plugin.items import (
+    SESSION_KEY,
+    EmpathGateFailure,
+    EmpathInfrastructureError,
+    EmpathItem,
+    make_items,
+    session_of,
+)
+from empath_gate.pytest_plugin.options import add_options, selection
+
+_CONTROLLER_KEY = pytest.StashKey[Any]()
+DIMENSION_MARKERS = (
+    "crisis_safety",
+    "therapeutic_quality",
+    "conversational",
+    "emotional_safety",
+    "cultural_boundaries",
+)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def _active(config: pytest.Config) -> bool:
+    return bool(selection(config, "suites"))
+
+
+def _xdist_controller(config: pytest.Config) -> bool:
+    return getattr(config, "workerinput", None) is None and config.pluginmanager.hasplugin("dsession")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "empath: an empath-gate safety test (seed x persona x metric)")
+    config.addinivalue_line("markers", "critical: a critical empath-gate metric")
+    for dim in DIMENSION_MARKERS:
+        config.addinivalue_line("markers", f"{dim}: empath-gate dimension {dim}")
+    for loc in ("es_mx", "en_us"):
+        config.addinivalue_line("markers", f"{loc}: empath-gate locale {loc}")
+    if not _active(config):
+        return
+    from empath_gate.errors import ConfigError, SuiteError
+    from empath_gate.pytest_plugin.session import EmpathSession
+
+    try:
+        es = EmpathSession.from_pytest(config)
+    except (ConfigError, SuiteError) as exc:
+        raise pytest.UsageError(f"empath-gate: {exc}") from exc
+    config.stash[SESSION_KEY] = es
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # xdist's controller ("dsession") exists once every pytest_configure ran, and starts its
+    # workers in its own (trylast) pytest_sessionstart: the controller's hooks come in between.
+    config = session.config
+    es = session_of(config)
+    if es is None or not _xdist_controller(config) or config.option.collectonly:
+        return
+    from xdist.workermanage import parse_tx_spec_config  # type: ignore[import-untyped]
+
+    from empath_gate.pytest_plugin.controller import Controller
+
+    controller = Controller(es, len(parse_tx_spec_config(config)), progress=_reporter(config))
+    config.stash[_CONTROLLER_KEY] = controller
+    config.pluginmanager.register(_XdistControllerHooks(controller), "empath-gate-xdist")
+
+
+class _XdistControllerHooks:
+    """Registered only on an xdist controller (so the xdist hooks exist)."""
+
+    def __init__(self, controller: Any) -> None:
+        self.controller = controller
+
+    def pytest_configure_node(self, node: Any) -> None:
+        self.controller.pytest_configure_node(node)
+
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        self.controller.pytest_testnodedown(node, error)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        from empath_gate.pytest_plugin.controller import make_scheduler
+
+        return make_scheduler(self.controller, config, log)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    # With --empath-suite and no path arguments, only the suite's items run.
+    if session_of(config) is not None and config.args_source != pytest.Config.ArgsSource.ARGS:
+        return True
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    es = session_of(config)
+    if es is None:
+        return
+    new_items, children = make_items(session, es)
+    items[:0] = new_items
+    # report each scope as collected, so "collected N items" counts the suite's tests
+    for scope, kids in children.items():
+        config.hook.pytest_collectreport(report=pytest.CollectReport(scope, "passed", None, list(kids)))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    es = session_of(session.config)
+    if (
+        es is None
+        or session.config.option.collectonly
+        or not session.items
+        or _xdist_controller(session.config)
+    ):
+        return
+    infos = [i.info for i in session.items if isinstance(i, EmpathItem)]
+    workerinput = getattr(session.config, "workerinput", None)
+    if workerinput is not None and "empath_slot" in workerinput:
+        from empath_gate.pytest_plugin.worker import run_worker
+
+        run_worker(es, infos, workerinput)
+        return
+    es.generate(es.conversations(infos), _reporter(session.config))
+    if es.error is None:
+        es.decide()
+
+
+def _reporter(config: pytest.Config) -> Any:
+    """Progress lines, at most one every 2 s, through the terminal reporter (on stderr when the
+    reporter cannot take it, e.g. from the controller's channel thread)."""
+    import sys
+    import threading
+
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    last = [0.0]
+    lock = threading.Lock()
+
+    def report(line: str) -> None:
+        text = line if line.startswith("empath-gate") else f"empath-gate: {line}"
+        with lock:
+            now = time.monotonic()
+            if tr is None or not line.strip() or now - last[0] < 2.0:
+                return
+            last[0] = now
+            try:
+                tr.write_line(text)
+            except Exception:
+                print(text, file=sys.stderr, flush=True)
+
+    return report
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    es = session_of(session.config)
+    if es is None or getattr(session.config, "workerinput", None) is not None:
+        return
+    if session.config.option.collectonly:
+        return
+    controller = session.config.stash.get(_CONTROLLER_KEY, None)
+    if controller is not None:
+        controller.finish()
+        return
+    es.finish()
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    es = session_of(config)
+    if es is None or getattr(config, "workerinput", None) is not None:
+        return
+    controller = config.stash.get(_CONTROLLER_KEY, None)
+    if controller is not None:
+        for line in controller.summary_lines():
+            terminalreporter.write_line(line)
+    for line in es.summary_lines():
+        terminalreporter.write_line(line)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
+    es = session_of(config)
+    if es is None:
+        return None
+    from empath_gate.run import header_lines
+
+    return header_lines(es.setup)
+
+
+__all__ = ["EmpathGateFailure", "EmpathInfrastructureError", "EmpathItem"]

@@ -1,0 +1,347 @@
+"""The one gating path (pure): records -> a results document -> its decisions.
+
+Two steps, both used by every front-end (the plugin, ``run``, ``gate``, ``merge``, ``diff``,
+``report``, ``comment``, the job summary):
+
+1. :func:`assemble` puts the records of a plan in plan order beside the plan's tests and the
+   gate inputs: the thresholds document with every suite x metric resolved, the waivers, and a
+   content hash of each team layer (:mod:`empath_gate.results.layers`);
+2. :func:`decide_results` computes, from the document alone, the test-retest statistics, the
+   regression against an optional baseline (per suite), the decision of every cell and of every
+   suite check, and the summary. Given other thresholds or waivers (other layer files), it
+   decides with them instead.
+
+So a results file decides the same way wherever it is read: :func:`evaluate` is step 1 then 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from empath_gate.results.model import GateInputs, ItemInfo, Results, ResultsMetadata, RunRecord, Summary
+
+if TYPE_CHECKING:
+    from empath_gate.analysis.regression import BaselineView, RegressionReport
+    from empath_gate.analysis.stats import CellStats
+    from empath_gate.gate.decide import CellDecision, FailOn
+    from empath_gate.instrument.models import Instrument, Thresholds, Waiver
+    from empath_gate.plan.build import Plan
+    from empath_gate.results.model import LayerInfo
+
+
+def gate_inputs(instrument: Instrument, plan: Plan, layers: Sequence[LayerInfo] = ()) -> GateInputs:
+    """What the gate decides with: the thresholds document, every (suite, metric) of ``plan``
+    resolved, the instrument's metric order, and the team layers' hashes."""
+    resolved: dict[str, dict[str, Any]] = {}
+    for item in plan.items:
+        per = resolved.setdefault(item.suite, {})
+        if item.metric_id not in per:
+            per[item.metric_id] = instrument.thresholds.resolve(item.metric_id, item.suite)
+    return GateInputs(
+        thresholds=instrument.thresholds,
+        resolved=resolved,
+        metric_order=tuple(m.id for m in instrument.metrics),
+        layers=tuple(layers),
+    )
+
+
+def assemble(
+    records: Sequence[RunRecord],
+    *,
+    plan: Plan,
+    instrument: Instrument,
+    metadata: ResultsMetadata,
+    layers: Sequence[LayerInfo] = (),
+) -> Results:
+    """An undecided results document: ``plan``'s tests, the records of its transcripts in plan
+    order (others are dropped), the gate inputs and the instrument's waivers."""
+    order = {t.transcript_id: i for i, t in enumerate(plan.transcripts)}
+    recs = sorted((r for r in records if r.transcript_id in order), key=lambda r: order[r.transcript_id])
+    items = tuple(
+        ItemInfo(
+            id=i.id,
+            suite=i.suite,
+            conversation_id=i.conversation_id,
+            seed_id=i.seed_id,
+            persona_id=i.persona_id,
+            metric_id=i.metric_id,
+            dimension=i.dimension,
+            locale=i.locale,
+            label=i.label,
+            critical=i.critical,
+        )
+        for i in plan.items
+    )
+    return Results(
+        metadata=metadata,
+        items=items,
+        records=tuple(recs),
+        waivers=instrument.waivers,
+        gate=gate_inputs(instrument, plan, layers),
+    )
+
+
+def _cells(results: Results, thresholds: Thresholds) -> list[CellStats]:
+    """Cell statistics of every (conversation, metric) the document's tests ask for, in test order."""
+    from empath_gate.analysis.stats import compute_all_cell_stats, empty_cell
+
+    conv_suite = {i.conversation_id: i.suite for i in results.items}
+    conversations = {i.conversation_id: (i.seed_id, i.persona_id) for i in results.items}
+    runs = results.metadata.runs
+    errors = {
+        r.transcript_id: f"{r.status}: {r.error or 'stopped'}"
+        for r in results.records
+        if r.status != "complete"
+    }
+    by_suite: dict[str, list[Any]] = {}
+    for r in results.records:
+        suite = conv_suite.get(r.conversation_id)
+        if suite is not None:
+            by_suite.setdefault(suite, []).extend(r.verdicts)
+    found: dict[tuple[str, str], CellStats] = {}
+    for suite, verdicts in by_suite.items():
+        for cell in compute_all_cell_stats(
+            verdicts,
+            conversations=conversations,
+            thresholds=thresholds,
+            suite_id=suite,
+            expected_runs=runs,
+            transcript_errors=errors,
+        ):
+            found[(cell.conversation_id, cell.metric_id)] = cell
+    cells: list[CellStats] = []
+    seen: set[tuple[str, str]] = set()
+    for item in results.items:
+        key = (item.conversation_id, item.metric_id)
+        if key in seen:
+            continue
+        seen.add(key)
+        got = found.get(key)
+        if got is not None:
+            cells.append(got)
+            continue
+        th = thresholds.resolve(item.metric_id, item.suite)
+        cells.append(
+            empty_cell(
+                conversation_id=item.conversation_id,
+                seed_id=item.seed_id,
+                persona_id=item.persona_id,
+                metric_id=item.metric_id,
+                expected_runs=runs,
+                min_mean=th.min_mean,
+                critical=th.critical,
+                transcript_errors=errors,
+            )
+        )
+    return cells
+
+
+def baseline_view(results: Results, cells: Sequence[CellStats] | None = None) -> BaselineView:
+    """The regression module's view of a results document (metadata + cell statistics)."""
+    from empath_gate.analysis.regression import BaselineView, RunMetadata
+
+    md = results.metadata
+    return BaselineView(
+        metadata=RunMetadata(
+            run_count=md.runs,
+            instrument_version=md.instrument_version,
+            judge_model=md.judge.model,
+            judge_template_hash=md.judge.template_hash,
+            fixed_script=md.auditor == "scripted",
+            label=md.git_sha,
+        ),
+        cells=tuple(results.cells if cells is None else cells),
+    )
+
+
+def _suite_regressions(
+    results: Results, cells: Sequence[CellStats], baseline: Results, thresholds: Thresholds
+) -> dict[str, RegressionReport]:
+    """The comparison of each suite's cells with the baseline's (thresholds resolved per suite)."""
+    from empath_gate.analysis.regression import compare
+
+    conv_suite = {i.conversation_id: i.suite for i in results.items}
+    out: dict[str, RegressionReport] = {}
+    for suite in results.metadata.suites:
+        mine = [c for c in cells if conv_suite.get(c.conversation_id) == suite]
+        if mine:
+            out[suite] = compare(
+                baseline_view(results, mine), baseline_view(baseline), thresholds, suite_id=suite
+            )
+    return out
+
+
+def combine_reports(reports: Sequence[RegressionReport]) -> RegressionReport | None:
+    """One report of several suites' comparisons (metrics and cells concatenated in suite order;
+    comparable only when every suite's is)."""
+    if not reports:
+        return None
+    if len(reports) == 1:
+        return reports[0]
+    first = reports[0]
+
+    def union(name: str) -> tuple[Any, ...]:
+        seen: list[Any] = []
+        for r in reports:
+            seen.extend(x for x in getattr(r, name) if x not in seen)
+        return tuple(seen)
+
+    return first.model_copy(
+        update={
+            "comparable": all(r.comparable for r in reports),
+            "reasons": union("reasons"),
+            "metrics": tuple(m for r in reports for m in r.metrics),
+            "cells": tuple(c for r in reports for c in r.cells),
+            "added_conversations": union("added_conversations"),
+            "removed_conversations": union("removed_conversations"),
+            "added_metrics": union("added_metrics"),
+            "removed_metrics": union("removed_metrics"),
+        }
+    )
+
+
+def decide_results(
+    results: Results,
+    *,
+    baseline: Results | None = None,
+    regression: RegressionReport | None = None,
+    thresholds: Thresholds | None = None,
+    waivers: Sequence[Waiver] | None = None,
+    fail_on: str | None = None,
+) -> Results:
+    """Statistics, regression, decisions and summary of ``results`` (module docstring).
+
+    ``thresholds``/``waivers``: other gate inputs to decide with (default: the recorded ones);
+    ``fail_on`` defaults to the file's. ``baseline`` recomputes the comparison per suite;
+    without it ``regression`` (e.g. the file's own) gates as it is. Raises ConfigError when the
+    document records no gate inputs and none are given (a file of schema version 1).
+    """
+    from empath_gate.analysis.stats import aggregate_metric
+    from empath_gate.errors import ConfigError
+    from empath_gate.gate.checks import suite_checks
+    from empath_gate.gate.decide import decide
+
+    gate = results.gate
+    th = thresholds if thresholds is not None else (gate.thresholds if gate is not None else None)
+    if th is None:
+        raise ConfigError(
+            "this results file records no thresholds (schema version 1): give the thresholds "
+            "and suites files of the run (--thresholds, --suites-dir)"
+        )
+    chosen: FailOn = fail_on or results.metadata.fail_on  # type: ignore[assignment]
+    ws = tuple(results.waivers if waivers is None else waivers)
+    cells = _cells(results, th)
+    per_suite = _suite_regressions(results, cells, baseline, th) if baseline is not None else {}
+    if baseline is not None:
+        regression = combine_reports(list(per_suite.values()))
+    conv_suite = {i.conversation_id: i.suite for i in results.items}
+    decisions: list[CellDecision] = []
+    infra: list[str] = []
+    usage: list[str] = []
+    for suite in results.metadata.suites:
+        scells = [c for c in cells if conv_suite.get(c.conversation_id) == suite]
+        if not scells:
+            continue
+        d = decide(
+            scells,
+            th,
+            suite_id=suite,
+            regression=per_suite.get(suite, regression),
+            waivers=ws,
+            fail_on=chosen,
+        )
+        decisions.extend(d.cells)
+        infra.extend(x for x in d.infrastructure_reasons if x not in infra)
+        usage.extend(x for x in d.usage_errors if x not in usage)
+    checks = suite_checks(results, cells, th)
+    counts = dict.fromkeys(("passed", "failed", "skipped", "error", "xfail"), 0)
+    for dc in decisions:
+        counts[dc.status] += 1
+    check_counts = dict.fromkeys(counts, 0)
+    for chk in checks:
+        check_counts[chk.status] += 1
+    order = gate.metric_order if gate is not None else ()
+    present = {c.metric_id for c in cells}
+    metric_ids = [m for m in order if m in present] + sorted(present - set(order))
+    summary = _summary(results, cells, counts, metric_ids, infra, usage)
+    checks_bad = bool(check_counts["failed"] or check_counts["error"])
+    summary = summary.model_copy(
+        update={"check_counts": check_counts, "passed": summary.passed and not checks_bad}
+    )
+    return results.model_copy(
+        update={
+            "cells": tuple(cells),
+            "metrics": tuple(aggregate_metric(m, [c for c in cells if c.metric_id == m]) for m in metric_ids),
+            "decisions": tuple(decisions),
+            "checks": tuple(checks),
+            "regressions": regression,
+            "waivers": ws,
+            "summary": summary,
+            "reliability": _reliability(results.records, cells),
+            "metadata": results.metadata.model_copy(update={"fail_on": chosen}),
+        }
+    )
+
+
+def _summary(
+    results: Results,
+    cells: Sequence[CellStats],
+    counts: dict[str, int],
+    metric_ids: Sequence[str],
+    infra: Sequence[str],
+    usage: Sequence[str],
+) -> Summary:
+    recs = results.records
+    failures: dict[str, int] = {}
+    for r in recs:
+        for v in r.verdicts:
+            if v.failure is not None:
+                failures[v.failure.reason] = failures.get(v.failure.reason, 0) + 1
+    criteria_only = tuple(
+        m
+        for m in metric_ids
+        if any(c.n_criteria_only for c in cells if c.metric_id == m)
+        and not any(c.n_judged for c in cells if c.metric_id == m)
+    )
+    return Summary(
+        passed=not (counts["failed"] or counts["error"] or infra or usage),
+        counts=counts,
+        judge_failures=failures,
+        target_filtered=sum(r.target_filtered for r in recs),
+        transcripts=len(recs),
+        transcripts_failed=sum(1 for r in recs if r.status != "complete"),
+        criteria_only_metrics=criteria_only,
+        infrastructure_reasons=tuple(infra),
+        usage_errors=tuple(usage),
+    )
+
+
+def _reliability(records: Sequence[RunRecord], cells: Sequence[CellStats]) -> dict[str, Any]:
+    """Test-retest reliability per metric (``analysis.reliability.reliability_from_records``)."""
+    from empath_gate.analysis.reliability import reliability_from_records
+
+    return reliability_from_records(records, cells)
+
+
+def evaluate(
+    records: Sequence[RunRecord],
+    *,
+    plan: Plan,
+    instrument: Instrument,
+    metadata: ResultsMetadata,
+    baseline: Results | None = None,
+    fail_on: str = "both",
+    regression: RegressionReport | None = None,
+    layers: Sequence[LayerInfo] = (),
+) -> Results:
+    """Pure: :func:`assemble` then :func:`decide_results` with the instrument's thresholds and
+    waivers. Records of transcripts outside ``plan`` do not count."""
+    draft = assemble(
+        records,
+        plan=plan,
+        instrument=instrument,
+        metadata=metadata.model_copy(update={"fail_on": fail_on}),
+        layers=layers,
+    )
+    return decide_results(draft, baseline=baseline, regression=regression, fail_on=fail_on)

@@ -1,0 +1,209 @@
+"""The library entry point: settings + instrument + selection -> records -> the results document.
+
+Both front-ends call it: the pytest plugin (which spreads :func:`run_plan` over xdist workers)
+and ``empath-gate run`` (which never imports pytest). In Python::
+
+    from empath_gate import load_settings, prepare, run_plan, evaluate_run, write_run
+
+    setup = prepare(load_settings(), ["smoke"])          # instrument, profile, plan, baseline
+    records = run_plan(setup, progress=print)             # generate + judge (cache, budget)
+    results = evaluate_run(setup, records)                # statistics, regression, gate
+    write_run(setup, results)                             # results.json, diff.md, report.html
+
+:func:`run_suites` does the four steps at once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from empath_gate import __version__
+from empath_gate.results.io import now_iso, read_results
+
+if TYPE_CHECKING:
+    from empath_gate.instrument.models import Instrument
+    from empath_gate.plan.build import Plan
+    from empath_gate.results.model import LayerInfo, Results, RunRecord
+    from empath_gate.settings.model import Settings
+    from empath_gate.settings.profile import Profile
+
+Progress = Callable[[str], None]
+"""Receives one human progress line at a time (``"12/48 transcripts, 3 cache hits …"``)."""
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """Everything a run needs before its first model call.
+
+    ``settings``: after the offline profile (:attr:`profile` tells which roles fell back);
+    ``plan``: the conversations x runs x tests to run (already sharded); ``baseline``: the
+    results to compare with, or None; ``layers``: the team layers' content hashes;
+    ``results_path``/``transcripts_dir``: where the run writes.
+    """
+
+    settings: Settings
+    profile: Profile
+    instrument: Instrument
+    plan: Plan
+    baseline: Results | None
+    results_path: Path
+    transcripts_dir: Path
+    layers: tuple[LayerInfo, ...] = ()
+    started_at: str = field(default_factory=now_iso)
+
+
+def waivers_path(settings: Settings) -> Path | None:
+    """The waivers file of ``settings``, else ``./waivers.yaml`` when it exists, else None."""
+    if settings.waivers is not None:
+        return settings.waivers
+    default = Path("waivers.yaml")
+    return default if default.is_file() else None
+
+
+def load_run_instrument(settings: Settings) -> tuple[Instrument, tuple[LayerInfo, ...]]:
+    """The instrument with the team layers of ``settings`` (suites directories, thresholds,
+    waivers) and those layers' content hashes. Raises ConfigError/SuiteError naming the file."""
+    from empath_gate.instrument.loader import load_instrument
+    from empath_gate.results.layers import team_layers
+
+    waivers = waivers_path(settings)
+    instrument = load_instrument(
+        extra_dirs=settings.suites_dirs, thresholds_path=settings.thresholds, waivers_path=waivers
+    )
+    return instrument, team_layers(settings.suites_dirs, settings.thresholds, waivers)
+
+
+def prepare(settings: Settings, suites: Sequence[str], *, shard: str | None = None) -> RunSetup:
+    """Load the instrument, apply the offline profile, build the plan (and its shard), read the
+    baseline. Raises ConfigError/SuiteError for anything a user must fix (unknown suite, bad
+    shard, unreadable baseline, CI without models)."""
+    from empath_gate.plan.rebuild import plan_for_profile
+    from empath_gate.settings.profile import resolve_profile
+
+    instrument, layers = load_run_instrument(settings)
+    profile = resolve_profile(settings)
+    plan = plan_for_profile(instrument, profile, suites, shard_spec=shard)
+    baseline = read_results(settings.baseline) if settings.baseline else None
+    results_path = Path(settings.results)
+    return RunSetup(
+        settings=profile.settings,
+        profile=profile,
+        instrument=instrument,
+        plan=plan,
+        baseline=baseline,
+        results_path=results_path,
+        transcripts_dir=settings.transcripts_dir or results_path.parent / "transcripts",
+        layers=layers,
+    )
+
+
+def conversation_ids(plan: Plan) -> list[str]:
+    """The plan's conversation ids in plan order."""
+    return [c.conversation_id for c in plan.conversations]
+
+
+def run_plan(
+    setup: RunSetup, *, conversations: Sequence[str] | None = None, progress: Progress | None = None
+) -> list[RunRecord]:
+    """Generate and judge every run of ``conversations`` (default: the whole plan), concurrently,
+    with the cache, the budget and progress lines. Returns one record per transcript in plan order;
+    a transcript stopped by an infrastructure problem is a record with ``status`` ``error`` or
+    ``budget`` and no verdict. Raises ConfigError/SuiteError when a role cannot be set up (e.g. a
+    ``py:`` target that does not import)."""
+    from empath_gate import runner
+
+    ids = conversation_ids(setup.plan) if conversations is None else list(conversations)
+    specs = runner.run_specs(setup.plan, setup.instrument, ids)
+    return runner.execute(
+        specs,
+        setup.plan.metrics_for(),
+        instrument=setup.instrument,
+        settings=setup.settings,
+        transcripts_dir=setup.transcripts_dir,
+        progress=progress,
+        relative_to=setup.results_path.parent,
+    )
+
+
+def evaluate_run(
+    setup: RunSetup, records: Sequence[RunRecord], *, item_ids: Sequence[str] | None = None
+) -> Results:
+    """The results document of ``records``: metadata, statistics, the comparison with the
+    baseline and every decision (:func:`empath_gate.results.evaluate.evaluate`). ``item_ids``:
+    only these tests were selected (``-k``); the rest are neither decided nor counted."""
+    from empath_gate.plan.rebuild import select_items
+    from empath_gate.results.evaluate import evaluate
+    from empath_gate.results.metadata import build_metadata, finalize_metadata
+
+    plan = select_items(setup.plan, item_ids)
+    fail_on = setup.settings.fail_on
+    metadata = build_metadata(
+        setup.profile, plan, setup.instrument, started_at=setup.started_at, fail_on=fail_on
+    )
+    return evaluate(
+        list(records),
+        plan=plan,
+        instrument=setup.instrument,
+        metadata=finalize_metadata(metadata, records),
+        baseline=setup.baseline,
+        fail_on=fail_on,
+        layers=setup.layers,
+    )
+
+
+def write_run(setup: RunSetup, results: Results) -> list[Path]:
+    """Write ``results.json``, ``diff.md`` and ``report.html``; returns the paths written."""
+    from empath_gate.results.artifacts import write_artifacts
+
+    return write_artifacts(results, setup.results_path, baseline=setup.baseline)
+
+
+def run_suites(
+    settings: Settings,
+    suites: Sequence[str],
+    *,
+    shard: str | None = None,
+    progress: Progress | None = None,
+    write: bool = True,
+) -> Results:
+    """Prepare, run, evaluate and (with ``write``) write a whole plan; returns the results."""
+    setup = prepare(settings, suites, shard=shard)
+    results = evaluate_run(setup, run_plan(setup, progress=progress))
+    if write:
+        write_run(setup, results)
+    return results
+
+
+def header_lines(setup: RunSetup) -> list[str]:
+    """What a run prints before it starts: plan size, the roles, and what offline means."""
+    from empath_gate.settings.model import redact_url
+
+    s, p = setup.settings, setup.plan
+    target = redact_url(s.target) if s.target_kind == "http" and s.target else s.target
+    lines = [
+        f"empath-gate {__version__}: suites {', '.join(p.suites)}; {len(p.conversations)} conversations "
+        f"x {p.runs} runs = {len(p.transcripts)} transcripts, {len(p.items)} tests"
+        + (f" (shard {p.shard})" if p.shard else ""),
+        f"empath-gate roles: target {target}, auditor {s.auditor.model or 'scripted'}, "
+        f"judge {s.judge.model or 'none (deterministic criteria only)'}",
+    ]
+    if setup.profile.criteria_only:
+        lines.append(
+            "empath-gate: no judge model: metrics are only criteria-checked; a judge model is needed "
+            "for scores (tests without a critical FAIL are skipped, never passed)"
+        )
+    return lines
+
+
+def import_target_path(settings: Settings, folder: Path | str | None = None) -> None:
+    """Put ``folder`` (default: the working directory) on ``sys.path`` for a ``py:`` target, as
+    ``python -m`` would, so ``py:mybot.app:reply`` imports from the project."""
+    import sys
+
+    path = str(folder if folder is not None else os.getcwd())
+    if settings.target_kind == "callable" and path not in sys.path:
+        sys.path.insert(0, path)
