@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from empath_gate.analysis.stats.cells import CellStats, RunStatus, parse_transcript_id
 from empath_gate.judging.verdict import MetricVerdict
@@ -22,7 +23,8 @@ def _build_cell(
     expected_runs: int | None,
     transcript_errors: Mapping[str, str] | None,
 ) -> CellStats:
-    """One pass over the runs; the model is built with ``trusted`` because every value is
+    """One pass over the runs (:func:`_tally_runs`), then the summary of the judged scores
+    (:func:`_score_summary`); the model is built with ``trusted`` because every value is
     computed here from already validated verdicts (speed: see ``bench/bench_gate.py``)."""
     if expected_runs is not None and (
         len(by_run) != expected_runs or any(r >= expected_runs for r in by_run)
@@ -30,6 +32,36 @@ def _build_cell(
         run_ids = tuple(sorted(set(by_run).union(range(expected_runs))))
     else:
         run_ids = tuple(sorted(by_run))
+    runs = _tally_runs(by_run, run_ids, conversation_id, critical, transcript_errors)
+    values: dict[str, Any] = {
+        "conversation_id": conversation_id,
+        "seed_id": seed_id,
+        "persona_id": persona_id,
+        "metric_id": metric_id,
+        "critical": critical,
+        "min_mean": float(min_mean),
+        "run_ids": run_ids,
+        **runs,
+        **_score_summary(runs["scores"], min_mean),
+    }
+    return CellStats.trusted(**{name: values[name] for name in _CELL_FIELDS})
+
+
+_CELL_FIELDS: tuple[str, ...] = tuple(CellStats.model_fields)
+""":class:`CellStats` field names in declaration order (``trusted`` keeps the given order,
+which is the order of the serialized fields)."""
+
+
+def _tally_runs(
+    by_run: Mapping[int, MetricVerdict],
+    run_ids: tuple[int, ...],
+    conversation_id: str,
+    critical: bool,
+    transcript_errors: Mapping[str, str] | None,
+) -> dict[str, Any]:
+    """The per-run fields of a :class:`CellStats` (``statuses`` ... ``scores``, in field
+    order) and its run counts (``n_runs``, ``n_failures``, ``n_na``, ``n_criteria_only``,
+    ``n_missing``), from one pass over ``run_ids``."""
     statuses: list[RunStatus] = []
     run_scores: list[int | None] = []
     scores: list[int] = []
@@ -68,6 +100,26 @@ def _build_cell(
             crit_fail.append(r)
         if st == "judge_failure" and (critical or cf):
             crit_jf.append(r)
+    return {
+        "statuses": tuple(statuses),
+        "run_scores": tuple(run_scores),
+        "failure_reasons": tuple(reasons),
+        "transcript_errors": tuple(errors),
+        "critical_fail_runs": tuple(crit_fail),
+        "critical_judge_failures": tuple(crit_jf),
+        "scores": tuple(scores),
+        "n_runs": len(run_ids),
+        "n_failures": n_jf,
+        "n_na": n_na,
+        "n_criteria_only": n_co,
+        "n_missing": n_missing,
+    }
+
+
+def _score_summary(scores: Sequence[int], min_mean: float) -> dict[str, Any]:
+    """``mean``, ``median``, ``min``, ``max``, ``range``, ``sd``, ``n_judged``, ``n_pass`` and
+    ``flip_rate`` of a cell's judged scores (``None`` figures when nothing was judged; ``sd``
+    needs two scores)."""
     n = len(scores)
     mean = median = sd = flip = None
     lo = hi = rng = None
@@ -84,36 +136,17 @@ def _build_cell(
             if x >= min_mean:
                 n_pass += 1
         flip = min(n_pass, n - n_pass) / n
-    return CellStats.trusted(
-        conversation_id=conversation_id,
-        seed_id=seed_id,
-        persona_id=persona_id,
-        metric_id=metric_id,
-        critical=critical,
-        min_mean=float(min_mean),
-        run_ids=run_ids,
-        statuses=tuple(statuses),
-        run_scores=tuple(run_scores),
-        failure_reasons=tuple(reasons),
-        transcript_errors=tuple(errors),
-        critical_fail_runs=tuple(crit_fail),
-        critical_judge_failures=tuple(crit_jf),
-        scores=tuple(scores),
-        mean=mean,
-        median=median,
-        min=lo,
-        max=hi,
-        range=rng,
-        sd=sd,
-        n_runs=len(run_ids),
-        n_judged=n,
-        n_failures=n_jf,
-        n_na=n_na,
-        n_criteria_only=n_co,
-        n_missing=n_missing,
-        n_pass=n_pass,
-        flip_rate=flip,
-    )
+    return {
+        "mean": mean,
+        "median": median,
+        "min": lo,
+        "max": hi,
+        "range": rng,
+        "sd": sd,
+        "n_judged": n,
+        "n_pass": n_pass,
+        "flip_rate": flip,
+    }
 
 
 def compute_cell_stats(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -45,6 +46,48 @@ def compute_all_cell_stats(
 
 _STATUS_CODE: dict[str, int] = {"scored": 0, "na": 1, "criteria_only": 2, "judge_failure": 3}
 
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class _Rows:
+    """First judgings as parallel columns in input order: ``keys[cell]`` is the cell's
+    ``(conversation_id, metric_id)``; ``crit_pos``/``jf_pos`` are row positions with a
+    critical-criterion FAIL / a JudgeFailure."""
+
+    keys: list[tuple[str, str]]
+    cell: Sequence[int]
+    run: Sequence[int]
+    status: Sequence[str]
+    score: Sequence[int | None]
+    refs: Sequence[MetricVerdict]
+    crit_pos: list[int]
+    jf_pos: list[int]
+
+
+@dataclass(frozen=True, slots=True)
+class _Figures:
+    """Column-wise figures per cell (index = cell), and the row ``order`` (by cell, then run)
+    with the sorted ``cells``/``runs``; ``starts``/``counts`` delimit each cell's rows in it."""
+
+    order: npt.NDArray[np.intp]
+    cells: npt.NDArray[np.intp]
+    runs: IntArray
+    counts: IntArray
+    starts: IntArray
+    n_judged: IntArray
+    n_na: IntArray
+    n_co: IntArray
+    n_jf: IntArray
+    n_pass: IntArray
+    mean: FloatArray
+    var: FloatArray
+    flip: FloatArray
+    lows: FloatArray
+    highs: FloatArray
+    median: FloatArray
+
 
 def _compute_all(
     verdicts: Iterable[MetricVerdict],
@@ -54,6 +97,28 @@ def _compute_all(
     expected_runs: int | None,
     transcript_errors: Mapping[str, str] | None,
 ) -> tuple[CellStats, ...]:
+    """The fast path in stages: collect the rows, check them, compute the figures column-wise,
+    then build each cell (cells that need the per-cell path go through ``_build_cell``)."""
+    rows = _collect(verdicts)
+    if rows is None:
+        return ()
+    for conv, _ in rows.keys:
+        if conv not in conversations:
+            raise ValueError(f"conversation {conv!r} is not in the plan's conversations")
+    resolved: dict[str, ResolvedThresholds] = {}
+    for _, metric in rows.keys:
+        if metric not in resolved:
+            resolved[metric] = thresholds.resolve(metric, suite_id)
+    min_mean = np.array([resolved[m].min_mean for _, m in rows.keys], dtype=np.float64)
+    critical = [resolved[m].critical for _, m in rows.keys]
+    fig = _figures(rows, min_mean)
+    slow = _slow_cells(rows, fig, expected_runs, transcript_errors)
+    return _assemble(rows, fig, min_mean.tolist(), critical, slow, conversations, expected_runs,
+                     transcript_errors)
+
+
+def _collect(verdicts: Iterable[MetricVerdict]) -> _Rows | None:
+    """One pass over the verdicts (re-judgings skipped); ``None`` when there is none."""
     cell_of: dict[tuple[str, str], int] = {}
     keys: list[tuple[str, str]] = []
     parsed: dict[str, tuple[str, int]] = {}
@@ -82,42 +147,36 @@ def _compute_all(
         if v.failure is not None:
             jf_pos.append(len(rows))
         append((ci, key[1], v.status, v.score, v))
-    n_cells = len(keys)
-    if not n_cells:
-        return ()
-    cell_t, run_t, status_l, score_l, refs = zip(*rows, strict=True)
-    cell_l: Sequence[int] = cell_t
-    run_l: Sequence[int] = run_t
-    for conv, _ in keys:
-        if conv not in conversations:
-            raise ValueError(f"conversation {conv!r} is not in the plan's conversations")
-    resolved: dict[str, ResolvedThresholds] = {}
-    for _, metric in keys:
-        if metric not in resolved:
-            resolved[metric] = thresholds.resolve(metric, suite_id)
+    if not keys:
+        return None
+    cell_t, run_t, status_t, score_t, refs = zip(*rows, strict=True)
+    return _Rows(keys, cell_t, run_t, status_t, score_t, refs, crit_pos, jf_pos)
 
-    cell = np.asarray(cell_l, dtype=np.intp)
-    run = np.asarray(run_l, dtype=np.int64)
+
+def _figures(rows: _Rows, min_mean: FloatArray) -> _Figures:
+    """Counts, mean, variance, pass count, flip rate, min, max and median of every cell at
+    once; raises ValueError when a run of a cell is judged twice."""
+    n_cells = len(rows.keys)
+    cell = np.asarray(rows.cell, dtype=np.intp)
+    run = np.asarray(rows.run, dtype=np.int64)
     order = np.lexsort((run, cell))
     cs, rs = cell[order], run[order]
     dup = np.flatnonzero((cs[1:] == cs[:-1]) & (rs[1:] == rs[:-1]))
     if dup.size:
         p = int(order[dup[0] + 1])
-        conv, metric = keys[cell_l[p]]
-        raise ValueError(f"{conv}-r{run_l[p]} / {metric}: run {run_l[p]} judged twice")
-    code = np.fromiter((_STATUS_CODE[st] for st in status_l), dtype=np.int8, count=len(status_l))[order]
-    raw = np.fromiter((0 if x is None else x for x in score_l), dtype=np.float64, count=len(score_l))[order]
+        conv, metric = rows.keys[rows.cell[p]]
+        raise ValueError(f"{conv}-r{rows.run[p]} / {metric}: run {rows.run[p]} judged twice")
+    status = rows.status
+    code = np.fromiter((_STATUS_CODE[st] for st in status), dtype=np.int8, count=len(status))[order]
+    raw = np.fromiter((0 if x is None else x for x in rows.score), dtype=np.float64, count=len(status))[order]
     scored = code == 0
     counts = np.bincount(cs, minlength=n_cells)
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
 
-    def tally(mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+    def tally(mask: npt.NDArray[np.bool_]) -> IntArray:
         return np.bincount(cs, weights=mask, minlength=n_cells).astype(np.int64)
 
     n_judged = tally(scored)
-    n_na, n_co, n_jf = tally(code == 1), tally(code == 2), tally(code == 3)
-    min_mean = np.array([resolved[m].min_mean for _, m in keys], dtype=np.float64)
-    critical = [resolved[m].critical for _, m in keys]
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = np.bincount(cs, weights=np.where(scored, raw, 0.0), minlength=n_cells) / n_judged
         dev = np.where(scored, raw - mean[cs], 0.0)
@@ -125,50 +184,84 @@ def _compute_all(
         n_pass = tally(scored & (raw >= min_mean[cs]))
         flip = np.minimum(n_pass, n_judged - n_pass) / n_judged
     high = np.where(scored, raw, np.inf)
-    lows = np.minimum.reduceat(high, starts)
-    highs = np.maximum.reduceat(np.where(scored, raw, -np.inf), starts)
     ranked = high[np.lexsort((high, cs))]
     has = n_judged > 0
     mid_lo = np.where(has, starts + (n_judged - 1) // 2, 0)
     mid_hi = np.where(has, starts + n_judged // 2, 0)
-    median = (ranked[mid_lo] + ranked[mid_hi]) / 2.0
+    return _Figures(
+        order=order, cells=cs, runs=rs, counts=counts, starts=starts,
+        n_judged=n_judged, n_na=tally(code == 1), n_co=tally(code == 2), n_jf=tally(code == 3),
+        n_pass=n_pass, mean=mean, var=var, flip=flip,
+        lows=np.minimum.reduceat(high, starts),
+        highs=np.maximum.reduceat(np.where(scored, raw, -np.inf), starts),
+        median=(ranked[mid_lo] + ranked[mid_hi]) / 2.0,
+    )
 
-    # sparse per-run notes
+
+def _slow_cells(
+    rows: _Rows, fig: _Figures, expected_runs: int | None, transcript_errors: Mapping[str, str] | None
+) -> set[int]:
+    """Cells that take the per-cell path: runs missing or beyond the plan, or a transcript
+    that stopped."""
+    slow: set[int] = set()
+    if expected_runs is not None:
+        last = np.maximum.reduceat(fig.runs, fig.starts)
+        slow.update(np.flatnonzero((fig.counts != expected_runs) | (last >= expected_runs)).tolist())
+    if transcript_errors:
+        stopped = {parse_transcript_id(t)[0] for t, why in transcript_errors.items() if why}
+        slow.update(i for i, (conv, _) in enumerate(rows.keys) if conv in stopped)
+    return slow
+
+
+def _notes(
+    rows: _Rows, critical: Sequence[bool]
+) -> tuple[dict[int, list[int]], dict[int, list[tuple[int, str]]], dict[int, list[int]]]:
+    """Sparse per-run notes by cell: critical-criterion FAIL runs, JudgeFailure reasons, and
+    JudgeFailures on a critical metric or with a critical FAIL."""
+    cell_l, run_l = rows.cell, rows.run
     cell_crit: dict[int, list[int]] = {}
-    for p in crit_pos:
+    for p in rows.crit_pos:
         cell_crit.setdefault(cell_l[p], []).append(run_l[p])
     cell_jf: dict[int, list[tuple[int, str]]] = {}
     cell_crit_jf: dict[int, list[int]] = {}
-    for p in jf_pos:
-        ci, r, failure = cell_l[p], run_l[p], refs[p].failure
+    for p in rows.jf_pos:
+        ci, r, failure = cell_l[p], run_l[p], rows.refs[p].failure
         if failure is not None:
             cell_jf.setdefault(ci, []).append((r, failure.reason))
         if critical[ci] or r in cell_crit.get(ci, ()):
             cell_crit_jf.setdefault(ci, []).append(r)
-    slow: set[int] = set()
-    if expected_runs is not None:
-        last = np.maximum.reduceat(rs, starts)
-        slow.update(np.flatnonzero((counts != expected_runs) | (last >= expected_runs)).tolist())
-    if transcript_errors:
-        stopped = {parse_transcript_id(t)[0] for t, why in transcript_errors.items() if why}
-        slow.update(i for i, (conv, _) in enumerate(keys) if conv in stopped)
+    return cell_crit, cell_jf, cell_crit_jf
 
-    order_l = order.tolist()
-    runs_sorted = rs.tolist()
-    status_sorted = [status_l[i] for i in order_l]
-    score_sorted = [score_l[i] for i in order_l]
-    counts_l, starts_l = counts.tolist(), starts.tolist()
-    nj_l, na_l, co_l, jf_l, pass_l = (a.tolist() for a in (n_judged, n_na, n_co, n_jf, n_pass))
-    mean_l, var_l, flip_l, med_l = mean.tolist(), var.tolist(), flip.tolist(), median.tolist()
-    low_l, high_l, mm_l = lows.tolist(), highs.tolist(), min_mean.tolist()
+
+def _assemble(
+    rows: _Rows,
+    fig: _Figures,
+    mm_l: Sequence[float],
+    critical: Sequence[bool],
+    slow: set[int],
+    conversations: Mapping[str, tuple[str, str]],
+    expected_runs: int | None,
+    transcript_errors: Mapping[str, str] | None,
+) -> tuple[CellStats, ...]:
+    """One :class:`CellStats` per cell, in first-seen order, from plain Python lists."""
+    cell_crit, cell_jf, cell_crit_jf = _notes(rows, critical)
+    order_l = fig.order.tolist()
+    runs_sorted = fig.runs.tolist()
+    status_sorted = [rows.status[i] for i in order_l]
+    score_sorted = [rows.score[i] for i in order_l]
+    counts_l, starts_l = fig.counts.tolist(), fig.starts.tolist()
+    nj_l, na_l, co_l, jf_l, pass_l = (a.tolist() for a in (fig.n_judged, fig.n_na, fig.n_co, fig.n_jf,
+                                                             fig.n_pass))
+    mean_l, var_l, flip_l, med_l = fig.mean.tolist(), fig.var.tolist(), fig.flip.tolist(), fig.median.tolist()
+    low_l, high_l = fig.lows.tolist(), fig.highs.tolist()
     out: list[CellStats] = []
     trusted = CellStats.trusted
-    for i, (conv, metric) in enumerate(keys):
+    for i, (conv, metric) in enumerate(rows.keys):
         seed_id, persona_id = conversations[conv]
         s0, n_runs = starts_l[i], counts_l[i]
         s1 = s0 + n_runs
         if i in slow:
-            by_run = {runs_sorted[p]: refs[order_l[p]] for p in range(s0, s1)}
+            by_run = {runs_sorted[p]: rows.refs[order_l[p]] for p in range(s0, s1)}
             out.append(_build_cell(
                 by_run, conversation_id=conv, seed_id=seed_id, persona_id=persona_id, metric_id=metric,
                 min_mean=mm_l[i], critical=critical[i], expected_runs=expected_runs,
