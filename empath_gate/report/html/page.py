@@ -12,6 +12,7 @@ from empath_gate.report.html.assets import _CSS, _JS, _csp_hash
 from empath_gate.report.html.detail import _reliability, _retest, _waivers, _worst
 from empath_gate.report.html.summary import _dimensions, _footer, _header, _metrics
 from empath_gate.report.html.transcripts import MAX_TRANSCRIPTS, _transcripts, load_transcripts
+from empath_gate.report.labels import resolve_labels
 from empath_gate.report.view import metric_rows, overall_verdict, suite_key, worst_conversations
 from empath_gate.results import Results
 
@@ -29,7 +30,10 @@ def render_html(
     the transcript, or a message shown in its place (e.g. "missing: path"); when it is
     ``None`` and ``base_dir`` (the results file's folder) is given, they are read from there
     (:func:`load_transcripts`). ``min_runs``: metric id -> ``min_run`` threshold to draw (the
-    ``min_mean`` line comes from the cells)."""
+    ``min_mean`` line comes from the cells). ``metric_labels``: metric or dimension id ->
+    display label (default: the shipped instrument's, as every report uses:
+    :mod:`empath_gate.report.labels`; ``{}`` shows ids only)."""
+    metric_labels = resolve_labels(metric_labels)
     if transcripts is None and base_dir is not None:
         transcripts = load_transcripts(results, base_dir)
     rows = metric_rows(results, baseline)

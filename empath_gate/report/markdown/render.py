@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from empath_gate.report.escape import md_code, md_text
+from empath_gate.report.labels import resolve_labels
 from empath_gate.report.markdown.header import (
     COMMENT_MAX_CHARS,
     ICONS,
@@ -156,10 +157,13 @@ def render_markdown(
     behind a content note, with method/means detail redacted by ``method_detail_patterns``
     (default: the shipped instrument's ``method_detail`` set). ``transcripts_url``: an
     ``http(s)`` link to the transcripts artifact. ``metric_labels``: metric or dimension id
-    -> display label. Raises ValueError when ``max_chars`` < 200.
+    -> display label (default: the shipped instrument's, as every report uses:
+    :mod:`empath_gate.report.labels`; ``{}`` shows ids only). Raises ValueError when
+    ``max_chars`` < 200.
     """
     if max_chars < 200:
         raise ValueError("max_chars must be at least 200")
+    metric_labels = resolve_labels(metric_labels)
     patterns: Sequence[str] = ()
     if excerpts:
         if method_detail_patterns is None:
