@@ -23,7 +23,7 @@ border-radius:4px}
 .verdict h1{margin:0}.muted{color:var(--muted)}.note{border-left:4px solid var(--warn);padding:4px 12px;
 background:#fff8e6;margin:6px 0}
 .st-passed{color:var(--pass)}.st-failed{color:var(--fail);font-weight:600}.st-error{color:var(--err)}
-.st-xfail{color:var(--warn)}.st-skipped,.st-criteria_only{color:var(--skip)}
+.st-xfail,.st-advisory{color:var(--warn)}.st-skipped,.st-criteria_only{color:var(--skip)}
 .plots{display:flex;flex-wrap:wrap;gap:12px}.plot{border:1px solid var(--line);border-radius:6px;padding:6px}
 .plot h3{margin:0 0 4px;font-size:13px}
 .runs span{display:inline-block;min-width:22px;margin:1px;padding:0 3px;border-radius:3px;text-align:center;

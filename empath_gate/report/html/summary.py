@@ -12,14 +12,18 @@ from empath_gate.report.view import (
     CRITERIA_ONLY_NOTE,
     MetricRow,
     calibration_text,
+    cell_outcomes,
     cost_text,
     criteria_only_metrics,
     dimension_label,
     dimension_rows,
     fmt_delta,
     fmt_num,
+    not_gated_note,
     overall_verdict,
+    regression_not_gated,
     suite_key,
+    threshold_parts,
 )
 from empath_gate.results import Results
 
@@ -55,12 +59,11 @@ def _header(results: Results, rows: Sequence[MetricRow]) -> str:
         f'<div class="muted">Tests (conversation × metric): {counts} · {len(results.records)} transcripts, '
         f"{md.runs} runs per conversation · target <code>{h(md.target)}</code></div>",
     ]
-    if v.critical_failing:
-        out.append(
-            "<div><strong>Critical metrics failing:</strong> "
-            + ", ".join(f"<code>{h(m)}</code>" for m in v.critical_failing)
-            + "</div>"
-        )
+    for title, metrics in (("Critical metrics failing", v.critical_failing),
+                           ("Critical metrics with errors", v.critical_errored)):
+        if metrics:
+            names = ", ".join(f"<code>{h(m)}</code>" for m in metrics)
+            out.append(f"<div><strong>{title}:</strong> {names}</div>")
     out.append("</section>")
     notes: list[str] = []
     co = criteria_only_metrics(results, rows)
@@ -92,7 +95,9 @@ def _dimensions(rows: Sequence[MetricRow], labels: Mapping[str, str] | None) -> 
     bars = []
     for d in drows:
         label = dimension_label(d.dimension, labels)
-        failing = ", ".join(f"<code>{h(m)}</code>" for m in d.failing) or "0"
+        failing = ", ".join(
+            [f"<code>{h(m)}</code>" for m in d.failing] + [f"<code>{h(m)}</code> (error)" for m in d.errored]
+        ) or "0"
         body.append(
             f'<tr class="dim" data-dimension="{h(d.dimension)}"><td class="st-{d.status}">'
             f"{_STATUS_TEXT[d.status]}</td><td>{h(label)}</td><td class=num>{len(d.metrics)}</td>"
@@ -110,51 +115,48 @@ def _dimensions(rows: Sequence[MetricRow], labels: Mapping[str, str] | None) -> 
     )
 
 
-def _metrics(
-    results: Results,
-    baseline: Results | None,
-    rows: Sequence[MetricRow],
-    labels: Mapping[str, str] | None,
-    min_runs: Mapping[str, float],
-) -> str:
-    body = []
-    for r in rows:
-        mr = r.regression
-        ci = (
-            f"{mr.ci_low:+.2f} … {mr.ci_high:+.2f}"
-            if mr and mr.ci_low is not None and mr.ci_high is not None
-            else "—"
-        )
-        reg = (
-            "—"
-            if mr is None
-            else ("not comparable" if not r.comparable else ("regressed" if mr.regressed else "no"))
-        )
-        label = (labels or {}).get(r.metric_id)
-        name = (
-            f"<code>{h(r.metric_id)}</code>"
-            + (f" {h(label)}" if label else "")
-            + (" ⚑" if r.critical else "")
-        )
-        status = _STATUS_TEXT[r.status]
-        if r.status == "criteria_only":
-            status += f": {CRITERIA_ONLY_NOTE}"
-        delta = mr.effect if mr is not None else None
-        body.append(
-            f'<tr class="metric" data-metric="{h(r.metric_id)}" data-status="{r.status}">'
-            f'<td class="st-{r.status}">{h(status)}</td><td>{name}</td>'
-            f"<td class=num>{fmt_num(r.baseline_mean)}</td><td class=num>{fmt_num(r.candidate_mean)}</td>"
-            f"<td class=num>{fmt_delta(delta)}</td><td class=num>{ci}</td>"
-            f"<td class=num>{fmt_num(mr.mdd if mr else None)}</td>"
-            f"<td class=num>{f'{r.run_min}–{r.run_max}' if r.run_min is not None else '—'}</td>"
-            f"<td class=num>{fmt_num(r.flip_rate)}</td><td>{h(', '.join(r.failed_conditions)) or '—'}</td>"
-            f'<td class="{"st-failed" if reg == "regressed" else ""}">{reg}</td></tr>'
-        )
-    table = (
-        "<table><thead><tr><th>Status</th><th>Metric</th><th>Baseline</th><th>Candidate</th><th>Δ</th>"
-        "<th>95% CI</th><th>MDD</th><th>Runs</th><th>Flip</th><th>Failed conditions</th><th>Regression</th>"
-        "</tr></thead><tbody>" + "".join(body) + "</tbody></table>"
+def _threshold(r: MetricRow) -> str:
+    return " · ".join(f'<span class="st-{state}">{h(text)}</span>' for state, text in threshold_parts(r))
+
+
+def _regression(r: MetricRow) -> str:
+    mr = r.regression
+    if mr is None:
+        return "<td>—</td>"
+    if not r.comparable:
+        return "<td>not comparable</td>"
+    if not mr.regressed:
+        return "<td>no</td>"
+    note = f", {not_gated_note(r.fail_on)}" if regression_not_gated(r) else ""
+    return f'<td class="st-failed">regressed{h(note)}</td>'
+
+
+def _metric_row(r: MetricRow, labels: Mapping[str, str] | None) -> str:
+    mr = r.regression
+    ci = "—"
+    if mr is not None and mr.ci_low is not None and mr.ci_high is not None:
+        ci = f"{mr.ci_low:+.2f} … {mr.ci_high:+.2f}"
+    label = (labels or {}).get(r.metric_id)
+    name = f"<code>{h(r.metric_id)}</code>" + (f" {h(label)}" if label else "") + (" ⚑" if r.critical else "")
+    status = _STATUS_TEXT[r.status]
+    if r.status == "criteria_only":
+        status += f": {CRITERIA_ONLY_NOTE}"
+    delta = mr.effect if mr is not None else None
+    return (
+        f'<tr class="metric" data-metric="{h(r.metric_id)}" data-status="{r.status}">'
+        f'<td class="st-{r.status}">{h(status)}</td><td>{name}</td>'
+        f"<td class=num>{fmt_num(r.baseline_mean)}</td><td class=num>{fmt_num(r.candidate_mean)}</td>"
+        f"<td class=num>{fmt_delta(delta)}</td><td class=num>{ci}</td>"
+        f"<td class=num>{fmt_num(mr.mdd if mr else None)}</td>"
+        f"<td class=num>{f'{r.run_min}–{r.run_max}' if r.run_min is not None else '—'}</td>"
+        f'<td class=num>{fmt_num(r.flip_rate)}</td><td class="threshold-cell">{_threshold(r)}</td>'
+        f"{_regression(r)}</tr>"
     )
+
+
+def _plots(
+    results: Results, baseline: Results | None, rows: Sequence[MetricRow], min_runs: Mapping[str, float]
+) -> str:
     cand: dict[str, list[CellStats]] = {}
     for c in results.cells:
         cand.setdefault(c.metric_id, []).append(c)
@@ -171,24 +173,57 @@ def _metrics(
             min_runs.get(r.metric_id),
         )
         plots.append(f'<div class="plot"><h3><code>{h(r.metric_id)}</code></h3>{svg}</div>')
-    reasons = []
-    for r in rows:
-        for reason in r.reasons:
-            reasons.append(f"<li>{h(reason)}</li>")
-    why = (
-        f"<details><summary>Why tests failed ({len(reasons)})</summary><ul>{''.join(reasons)}</ul></details>"
-        if reasons
-        else ""
+    return '<h3>Run scores per metric</h3><div class="plots">' + "".join(plots) + "</div>"
+
+
+_OUTCOME_TITLES = {
+    "failed": "Why tests failed",
+    "error": "Why tests errored",
+    "xfail": "Waived tests",
+    "advisory": "Failed conditions not gated",
+}
+
+
+def _why(results: Results) -> str:
+    """One collapsed list per outcome group, titled with its number of tests."""
+    blocks = []
+    for group, entries in cell_outcomes(results).items():
+        if not entries:
+            continue
+        title = _OUTCOME_TITLES[group]
+        if group == "advisory":
+            title += f" (fail-on: {h(results.metadata.fail_on)})"
+        items = "".join(
+            f'<li data-test="{h(e.test_id)}"><code>{h(e.test_id)}</code>: {h("; ".join(e.messages))}</li>'
+            for e in entries
+        )
+        blocks.append(
+            f'<details class="outcomes" data-group="{group}"><summary>{title} ({len(entries)})</summary>'
+            f"<ul>{items}</ul></details>"
+        )
+    return "".join(blocks)
+
+
+def _metrics(
+    results: Results,
+    baseline: Results | None,
+    rows: Sequence[MetricRow],
+    labels: Mapping[str, str] | None,
+    min_runs: Mapping[str, float],
+) -> str:
+    table = (
+        "<table><thead><tr><th>Status</th><th>Metric</th><th>Baseline</th><th>Candidate</th><th>Δ</th>"
+        "<th>95% CI</th><th>MDD</th><th>Runs</th><th>Flip</th><th>Threshold</th><th>Regression</th>"
+        "</tr></thead><tbody>" + "".join(_metric_row(r, labels) for r in rows) + "</tbody></table>"
     )
     return (
         '<section id="metrics"><h2>Metrics</h2>'
         + table
         + '<p class="muted">⚑ critical · Δ = candidate − baseline (1–10, higher is safer) · MDD = smallest '
         "drop this run could detect · Runs = lowest–highest run score · Flip = mean flip rate</p>"
-        + why
-        + '<h3>Run scores per metric</h3><div class="plots">'
-        + "".join(plots)
-        + "</div></section>"
+        + _why(results)
+        + _plots(results, baseline, rows, min_runs)
+        + "</section>"
     )
 
 

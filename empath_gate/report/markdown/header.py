@@ -62,6 +62,8 @@ def _counts_line(v: Verdict, results: Results, baseline: Results | None) -> str:
         line += f" · compared with baseline {md_code(label)}"
     if v.critical_failing:
         line += " · **critical metrics failing:** " + ", ".join(md_code(m) for m in v.critical_failing)
+    if v.critical_errored:
+        line += " · **critical metrics with errors:** " + ", ".join(md_code(m) for m in v.critical_errored)
     return line
 
 

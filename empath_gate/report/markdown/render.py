@@ -70,7 +70,7 @@ def _render(
         if hidden:
             legend += f" · {hidden} passing or skipped metrics left out for size"
         parts += ["", f"<sub>{legend}</sub>"]
-        reasons = _cell_reasons(rows, d.cell_reasons, d.reason_chars) if d.cell_reasons else ""
+        reasons = _cell_reasons(results, d.cell_reasons, d.reason_chars) if d.cell_reasons else ""
         if reasons:
             parts += ["", reasons]
     waivers = _waivers(results, d.waiver_detail)

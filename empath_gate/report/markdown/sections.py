@@ -11,34 +11,49 @@ from empath_gate.report.escape import md_code, md_link, md_text
 from empath_gate.report.redact import PLACEHOLDER, redact
 from empath_gate.report.view import (
     CRITERIA_ONLY_NOTE,
-    MetricRow,
+    OUTCOME_GROUPS,
     calibration_text,
+    cell_outcomes,
     cost_text,
     fmt_delta,
     worst_conversations,
 )
 from empath_gate.results import Results
 
+_OUTCOME_TITLES: dict[str, str] = {
+    "failed": "Why tests failed",
+    "error": "Why tests errored",
+    "xfail": "Waived tests",
+    "advisory": "Failed conditions not gated",
+}
 
-def _cell_reasons(rows: Sequence[MetricRow], limit: int, chars: int) -> str:
-    lines: list[str] = []
-    total = 0
-    for r in rows:
-        if not r.reasons:
+
+def _cell_reasons(results: Results, limit: int, chars: int) -> str:
+    """One collapsed block per outcome group (failed, errored, waived, not gated), each
+    titled with its number of tests and listing up to ``limit`` tests in all, one line per
+    test with its messages (each cut to ``chars``)."""
+    groups = cell_outcomes(results)
+    blocks: list[str] = []
+    budget = limit
+    for group in OUTCOME_GROUPS:
+        entries = groups[group]
+        if not entries:
             continue
-        for reason in r.reasons:
-            total += 1
-            if len(lines) < limit:
-                lines.append(f"- {md_text(reason, max_chars=chars)}")
-    if not lines:
-        return ""
-    more = f"\n- … and {total - len(lines)} more (see the HTML report)" if total > len(lines) else ""
-    return (
-        f"<details><summary>Why tests failed ({total})</summary>\n\n"
-        + "\n".join(lines)
-        + more
-        + "\n\n</details>"
-    )
+        shown = entries[: max(budget, 0)]
+        budget -= len(shown)
+        lines = [
+            f"- {md_code(e.test_id)}: " + "; ".join(md_text(m, max_chars=chars) for m in e.messages)
+            for e in shown
+        ]
+        if len(entries) > len(shown):
+            lines.append(f"- … and {len(entries) - len(shown)} more (see the HTML report)")
+        title = _OUTCOME_TITLES[group]
+        if group == "advisory":
+            title += f" (fail-on: {md_text(results.metadata.fail_on)})"
+        blocks.append(
+            f"<details><summary>{title} ({len(entries)})</summary>\n\n" + "\n".join(lines) + "\n\n</details>"
+        )
+    return "\n\n".join(blocks)
 
 
 def _waivers(results: Results, detail: bool) -> str:

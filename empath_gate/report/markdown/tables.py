@@ -9,14 +9,16 @@ from tabulate import tabulate
 from empath_gate.report.escape import md_code, md_text
 from empath_gate.report.markdown.header import STATUS_ICONS
 from empath_gate.report.view import (
-    CRITERIA_ONLY_NOTE,
     MetricRow,
     dimension_label,
     dimension_rows,
     fmt_delta,
     fmt_num,
     fmt_pct,
+    not_gated_note,
+    regression_not_gated,
     reliability_rows,
+    threshold_parts,
 )
 from empath_gate.results import Results
 
@@ -28,23 +30,20 @@ def _label(metric_id: str, labels: Mapping[str, str] | None) -> str:
     return code
 
 
+THRESHOLD_ICONS: dict[str, str] = {
+    "error": "⛔",
+    "failed": "❌",
+    "xfail": "🟡",
+    "advisory": "⚠️",
+    "passed": "✅",
+    "skipped": "⏭️",
+    "criteria_only": "🔎",
+}
+"""Icon of each part of a Threshold cell (:func:`empath_gate.report.view.threshold_parts`)."""
+
+
 def _threshold_cell(r: MetricRow) -> str:
-    n = r.n_conversations
-    c = r.counts
-    if r.status == "criteria_only":
-        return f"🔎 criteria-only: {CRITERIA_ONLY_NOTE}"
-    if r.status == "error":
-        return f"⛔ error in {c.get('error', 0)}/{n}"
-    if r.status == "skipped":
-        return "⏭️ N/A" if r.n_judged == 0 else "⏭️ skipped"
-    target = f"mean ≥ {fmt_num(r.min_mean)}" if r.min_mean is not None else ""
-    failed = c.get("failed", 0)
-    if failed:
-        conds = ", ".join(r.failed_conditions) or "conditions"
-        return f"❌ {failed}/{n} fail ({md_text(conds)})"
-    if c.get("xfail"):
-        return f"🟡 {c['xfail']}/{n} waived"
-    return f"✅ {target}".strip()
+    return " · ".join(f"{THRESHOLD_ICONS[state]} {md_text(text)}" for state, text in threshold_parts(r))
 
 
 def _regression_cell(r: MetricRow) -> str:
@@ -59,7 +58,8 @@ def _regression_cell(r: MetricRow) -> str:
             if mr.critical
             else (f"p_adj {mr.p_adjusted:.3g}" if mr.p_adjusted is not None else "flagged")
         )
-        return f"🔻 **regressed** ({how})"
+        note = f", {not_gated_note(r.fail_on)}" if regression_not_gated(r) else ""
+        return f"🔻 **regressed** ({how}{note})"
     if mr.effect is None:
         return "no pairs"
     return "no"
@@ -114,13 +114,13 @@ def _dimension_table(rows: Sequence[MetricRow], labels: Mapping[str, str] | None
     body = []
     for d in dimension_rows(rows):
         label = dimension_label(d.dimension, labels)
-        failing = ", ".join(md_code(m) for m in d.failing) if d.failing else "0"
+        failing = ", ".join([md_code(m) for m in d.failing] + [f"{md_code(m)} (error)" for m in d.errored])
         body.append(
             [
                 STATUS_ICONS[d.status],
                 md_text(label),
                 str(len(d.metrics)),
-                failing,
+                failing or "0",
                 fmt_num(d.baseline_mean) if with_baseline else "—",
                 fmt_num(d.candidate_mean),
                 fmt_delta(d.change if with_baseline else None),

@@ -18,10 +18,17 @@ Verdict rules (never green by accident):
 
 from __future__ import annotations
 
-from empath_gate.report.view.format import calibration_text, cost_text, fmt_delta, fmt_num, fmt_pct
+from empath_gate.report.view.format import (
+    CRITERIA_ONLY_NOTE,
+    calibration_text,
+    cost_text,
+    fmt_delta,
+    fmt_num,
+    fmt_pct,
+)
+from empath_gate.report.view.outcomes import OUTCOME_GROUPS, CellOutcome, OutcomeGroup, cell_outcomes
 from empath_gate.report.view.reliability import ReliabilityRow, reliability_rows
 from empath_gate.report.view.rows import (
-    CRITERIA_ONLY_NOTE,
     DIMENSION_LABELS,
     DIMENSION_ORDER,
     DimensionRow,
@@ -33,6 +40,14 @@ from empath_gate.report.view.rows import (
     dimension_rows,
     metric_order,
     metric_rows,
+)
+from empath_gate.report.view.thresholds import (
+    ThresholdState,
+    ThresholdSummary,
+    not_gated_note,
+    regression_not_gated,
+    threshold_parts,
+    threshold_summary,
 )
 from empath_gate.report.view.verdict import Verdict, VerdictStatus, overall_verdict, suite_key
 from empath_gate.report.view.worst import (
@@ -47,14 +62,20 @@ __all__ = [
     "CRITERIA_ONLY_NOTE",
     "DIMENSION_LABELS",
     "DIMENSION_ORDER",
+    "OUTCOME_GROUPS",
+    "CellOutcome",
     "DimensionRow",
     "MetricRow",
     "MetricStatus",
+    "OutcomeGroup",
     "ReliabilityRow",
+    "ThresholdState",
+    "ThresholdSummary",
     "Verdict",
     "VerdictStatus",
     "WorstEntry",
     "calibration_text",
+    "cell_outcomes",
     "cost_text",
     "criteria_only_metrics",
     "dimension_label",
@@ -66,10 +87,14 @@ __all__ = [
     "fmt_pct",
     "metric_order",
     "metric_rows",
+    "not_gated_note",
     "overall_verdict",
     "record_index",
+    "regression_not_gated",
     "reliability_rows",
     "suite_key",
+    "threshold_parts",
+    "threshold_summary",
     "verdict_index",
     "worst_conversations",
 ]

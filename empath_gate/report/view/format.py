@@ -9,6 +9,9 @@ from typing import Any
 
 from empath_gate.results import CostInfo
 
+CRITERIA_ONLY_NOTE = "a judge model is needed for scores"
+"""The plain sentence every report puts beside criteria-only (offline) metrics."""
+
 
 def _num(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):

@@ -10,6 +10,7 @@ from typing import Literal
 from empath_gate.analysis.regression import MetricRegression
 from empath_gate.analysis.stats import CellStats, MetricStats
 from empath_gate.gate import CellDecision
+from empath_gate.report.view.thresholds import ThresholdSummary, threshold_summary
 from empath_gate.results import Results
 
 MetricStatus = Literal["passed", "failed", "error", "xfail", "skipped", "criteria_only"]
@@ -32,9 +33,6 @@ DIMENSION_LABELS: dict[str, str] = {
 }
 """Fallback display labels when the instrument's are not passed in."""
 
-CRITERIA_ONLY_NOTE = "a judge model is needed for scores"
-"""The plain sentence every report puts beside criteria-only (offline) metrics."""
-
 _STATUS_RANK: dict[str, int] = {
     "error": 0,
     "failed": 1,
@@ -51,9 +49,12 @@ class MetricRow:
     (candidate - baseline; negative = a drop, since 10 is always safest). ``run_min``/``run_max``:
     lowest and highest judged run score over the metric's conversations; ``flip_rate``: the
     mean of its cells' flip rates (0-0.5); ``status``: the worst cell status (``criteria_only``
-    when no run was scored and only deterministic checks ran). ``failed_conditions``: names of
-    the gating conditions that failed, in first-seen order. ``regression``: the comparison,
-    ``None`` without a baseline."""
+    when no run was scored and only deterministic checks ran). ``counts``: cells per gate
+    status. ``failed_conditions``: names of the gating conditions that failed, in first-seen
+    order. ``reasons``: the messages of failed, errored and waived cells (deduplicated).
+    ``threshold``: the cells against their thresholds whatever gated
+    (:mod:`empath_gate.report.view.thresholds`); ``fail_on``: the run's ``fail_on``.
+    ``regression``: the comparison, ``None`` without a baseline."""
 
     metric_id: str
     dimension: str
@@ -75,11 +76,24 @@ class MetricRow:
     reasons: tuple[str, ...]
     regression: MetricRegression | None
     comparable: bool
+    threshold: ThresholdSummary
+    fail_on: str
 
     @property
     def failing(self) -> bool:
-        """True when a cell of this metric failed or errored."""
+        """True when a cell of this metric failed or errored (such rows are never dropped
+        for size)."""
         return self.status in ("failed", "error")
+
+    @property
+    def has_failed(self) -> bool:
+        """True when a cell of this metric failed (errors and waivers do not count)."""
+        return self.counts.get("failed", 0) > 0
+
+    @property
+    def has_error(self) -> bool:
+        """True when a cell of this metric errored (infrastructure: not a failure)."""
+        return self.counts.get("error", 0) > 0
 
     @property
     def change(self) -> float | None:
@@ -90,8 +104,9 @@ class MetricRow:
 
 @dataclass(frozen=True)
 class DimensionRow:
-    """One dimension: its metrics (ids in report order), how many fail, and the mean of the
-    metrics' baseline and candidate means (``None`` when none was scored)."""
+    """One dimension: its metrics (ids in report order), those with a failed cell
+    (``failing``) and those with an errored cell (``errored``), and the mean of the metrics'
+    baseline and candidate means (``None`` when none was scored)."""
 
     dimension: str
     metrics: tuple[str, ...]
@@ -99,6 +114,7 @@ class DimensionRow:
     baseline_mean: float | None
     candidate_mean: float | None
     status: MetricStatus
+    errored: tuple[str, ...] = ()
 
     @property
     def change(self) -> float | None:
@@ -147,6 +163,24 @@ def _metric_status(decisions: Sequence[CellDecision], cells: Sequence[CellStats]
     return worst
 
 
+def _tally_decisions(
+    decisions: Sequence[CellDecision],
+) -> tuple[dict[str, int], tuple[str, ...], tuple[str, ...]]:
+    """(cells per status, gating conditions that failed, messages of failed/errored/waived
+    cells deduplicated), in first-seen order."""
+    counts: dict[str, int] = {}
+    conditions: list[str] = []
+    reasons: list[str] = []
+    for d in decisions:
+        counts[d.status] = counts.get(d.status, 0) + 1
+        if d.status in ("failed", "error", "xfail"):
+            for f in d.failures:
+                if f.kind in d.failed_kinds and f.name not in conditions:
+                    conditions.append(f.name)
+            reasons.extend(d.reasons)
+    return counts, tuple(conditions), tuple(dict.fromkeys(reasons))
+
+
 def metric_rows(results: Results, baseline: Results | None = None) -> list[MetricRow]:
     """One :class:`MetricRow` per metric, in :func:`metric_order`. The baseline mean comes
     from the regression report (paired conversations) when there is one, else from
@@ -169,16 +203,7 @@ def metric_rows(results: Results, baseline: Results | None = None) -> list[Metri
         ms = stats.get(m)
         mr = reg.metric(m) if reg is not None else None
         scores = [s for c in mcells for s in c.scores]
-        counts: dict[str, int] = {}
-        conditions: list[str] = []
-        reasons: list[str] = []
-        for d in mdec:
-            counts[d.status] = counts.get(d.status, 0) + 1
-            if d.status in ("failed", "error", "xfail"):
-                for f in d.failures:
-                    if f.kind in d.failed_kinds and f.name not in conditions:
-                        conditions.append(f.name)
-                reasons.extend(d.reasons)
+        counts, conditions, reasons = _tally_decisions(mdec)
         candidate_mean = ms.mean if ms is not None else _mean(c.mean for c in mcells)
         if mr is not None and mr.baseline_mean is not None:
             base_mean: float | None = mr.baseline_mean
@@ -203,10 +228,12 @@ def metric_rows(results: Results, baseline: Results | None = None) -> list[Metri
                 n_failures=sum(c.n_failures for c in mcells),
                 n_criteria_only=sum(c.n_criteria_only for c in mcells),
                 counts=counts,
-                failed_conditions=tuple(conditions),
-                reasons=tuple(dict.fromkeys(reasons)),
+                failed_conditions=conditions,
+                reasons=reasons,
                 regression=mr,
                 comparable=reg.comparable if reg is not None else False,
+                threshold=threshold_summary(mdec),
+                fail_on=results.metadata.fail_on,
             )
         )
     return rows
@@ -225,7 +252,8 @@ def dimension_rows(rows: Sequence[MetricRow]) -> list[DimensionRow]:
             DimensionRow(
                 dimension=d,
                 metrics=tuple(r.metric_id for r in rs),
-                failing=tuple(r.metric_id for r in rs if r.failing),
+                failing=tuple(r.metric_id for r in rs if r.has_failed),
+                errored=tuple(r.metric_id for r in rs if r.has_error),
                 baseline_mean=_mean(r.baseline_mean for r in rs),
                 candidate_mean=_mean(r.candidate_mean for r in rs),
                 status=min((r.status for r in rs), key=lambda s: _STATUS_RANK[s]),
