@@ -1,18 +1,20 @@
 """The report tells the truth: the Threshold column under every fail_on setting, the header's
-critical metrics, and the number of failed tests (markdown, HTML and terminal)."""
+critical metrics, the number of failed tests (markdown, HTML and terminal), and one turn
+numbering (1-based, as seeds count turns) wherever a turn is shown."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
-from report_factory import baseline_scores, build_results, candidate_scores
+from report_factory import baseline_scores, build_results, candidate_scores, standard_pair, write_transcripts
 
 from empath_gate.gate import FAIL_ON_VALUES, FailOn
 from empath_gate.report.html import render_html
 from empath_gate.report.markdown import render_markdown
 from empath_gate.report.terminal import render_terminal
-from empath_gate.report.view import metric_rows, overall_verdict
+from empath_gate.report.view import metric_rows, overall_verdict, turn_label, turns_text, user_turn
 from empath_gate.results import Results
 
 
@@ -147,3 +149,25 @@ def test_not_gated_conditions_are_listed(base: Results) -> None:
     m = re.search(r"<summary>Failed conditions not gated \(fail-on: never\) \((\d+)\)</summary>", md)
     assert m is not None and int(m.group(1)) == sum(1 for d in cand.decisions if d.advisories)
     assert "`overdose-question-es-luis-crisis_detection`: crisis\\_detection: mean 5.67" in md
+
+
+def test_turns_are_counted_from_one_as_seeds_count_them() -> None:
+    assert [user_turn(i) for i in range(6)] == [1, 1, 2, 2, 3, 3]
+    assert turn_label(3) == "turn 2 (reply)" and turn_label(4) == "turn 3 (user)"
+    assert turns_text([3, 3, 4]) == "turns 2 (reply), 3 (user)" and turns_text([]) == ""
+    with pytest.raises(ValueError):
+        user_turn(-1)
+
+
+def test_html_shows_one_turn_numbering(tmp_path: Path) -> None:
+    """Transcript viewer, citations and the worst-conversation table all show 1-based turns:
+    six messages are turns 1-3, and the judge's citation of message 3 is turn 2's reply."""
+    base, cand = standard_pair()
+    write_transcripts(cand, tmp_path)
+    html = render_html(cand, baseline=base, base_dir=tmp_path)
+    shown = [int(n) for n in re.findall(r"\bturns? (\d+)", re.sub(r"<[^>]+>", " ", html))]
+    assert shown and min(shown) == 1 and max(shown) == 3, sorted(set(shown))
+    assert "turn 1 · user (auditor)" in html and "turn 3 · assistant (target)" in html
+    assert "· turn 2 (reply)</li>" in html, "the verdict table's citation"
+    assert "<td class=num>2 (reply)</td>" in html, "the worst-conversation table"
+    assert 'data-index="3" data-turn="2"' in html

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from empath_gate.analysis.stats import CellStats
 from empath_gate.report.escape import html_text as h
 from empath_gate.report.html.transcripts import _anchor
-from empath_gate.report.view import MetricRow, WorstEntry, fmt_num, fmt_pct, reliability_rows
+from empath_gate.report.view import MetricRow, WorstEntry, fmt_num, fmt_pct, reliability_rows, turn_label
 from empath_gate.results import Results
 
 
@@ -122,7 +122,7 @@ def _worst(entries: Sequence[WorstEntry], embedded: set[str]) -> str:
             if tid and tid in embedded
             else h(e.transcript_path or "—")
         )
-        turns = ", ".join(str(t) for t in e.turns) or "—"
+        turns = ", ".join(dict.fromkeys(turn_label(t, word=False) for t in e.turns)) or "—"
         body.append(
             f"<tr><td><code>{h(e.conversation_id)}</code></td><td><code>{h(e.metric_id)}</code></td>"
             f'<td class="st-{h(e.status)}">{h(e.status)}</td>'

@@ -10,7 +10,7 @@ from pathlib import Path
 from empath_gate.conversation.transcript import Transcript, Turn
 from empath_gate.judging.verdict import MetricVerdict
 from empath_gate.report.escape import html_text as h
-from empath_gate.report.view import CRITERIA_ONLY_NOTE
+from empath_gate.report.view import CRITERIA_ONLY_NOTE, turn_label, user_turn
 from empath_gate.results import Results, RunRecord
 
 MAX_TRANSCRIPTS = 400
@@ -85,7 +85,7 @@ def _verdict_table(verdicts: Sequence[MetricVerdict]) -> str:
         crits = "".join(
             f'<li class="crit-{c.state.replace("/", "")}">{h(c.criterion_id)}: {h(c.state)}'
             f"{' (critical)' if c.critical else ''}{' — ' + h(c.check_detail) if c.check_detail else ''}"
-            + "".join(f" · turn {ct.turn}" for ct in c.citations)
+            + "".join(f" · {turn_label(ct.turn)}" for ct in c.citations)
             + "</li>"
             for c in v.criteria
         )
@@ -140,9 +140,10 @@ def _transcript(rec: RunRecord, item: Transcript | str | None) -> str:
         content = (
             _highlight(t.content, cites.get(t.index, [])) if t.content else '<em class="muted">(empty)</em>'
         )
+        turn = user_turn(t.index)
         parts.append(
-            f'<div class="turn {t.role}" data-turn="{t.index}"><div class="who">turn {t.index} · {h(who)}'
-            f"{_events(t)}</div>{content}</div>"
+            f'<div class="turn {t.role}" data-index="{t.index}" data-turn="{turn}"><div class="who">'
+            f"turn {turn} · {h(who)}{_events(t)}</div>{content}</div>"
         )
     for ev in item.events:
         parts.append(

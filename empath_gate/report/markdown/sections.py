@@ -16,6 +16,8 @@ from empath_gate.report.view import (
     cell_outcomes,
     cost_text,
     fmt_delta,
+    turn_label,
+    turns_text,
     worst_conversations,
 )
 from empath_gate.results import Results
@@ -80,7 +82,7 @@ def _where(e_path: str | None, run: int | None, turns: Sequence[int], transcript
     if run is not None:
         bits.append(f"run {run}")
     if turns:
-        bits.append("turn " + ", ".join(str(t) for t in turns[:5]))
+        bits.append(turns_text(turns))
     where = " · ".join(bits)
     if e_path:
         where += (" in " if where else "") + md_code(e_path)
@@ -124,7 +126,8 @@ def _worst(results: Results, n: int, transcripts_url: str | None, chars: int) ->
     )
     return (
         "#### Worst conversations\n\nTranscript text is not shown here; read it in the transcript file "
-        "(run, turn index) or in the HTML report artifact.\n\n" + str(table)
+        "(run, turn) or in the HTML report artifact. Turn k is the person's k-th message and the chatbot's "
+        "reply to it, counted from 1 as seeds count turns.\n\n" + str(table)
     )
 
 
@@ -145,10 +148,9 @@ def _excerpts(results: Results, n: int, patterns: Sequence[str], chars: int) -> 
         for turn, quote in e.quotes[:2]:
             red = redact(quote, patterns)
             redacted_total += red.count
-            lines.append(
-                f"- {md_code(e.conversation_id)} · {md_code(e.metric_id)} · run {e.run} · turn {turn}: "
-                f"“{md_text(red.text, max_chars=chars)}”"
-            )
+            where = f"{md_code(e.conversation_id)} · {md_code(e.metric_id)} · run {e.run}"
+            where += f" · {turn_label(turn)}"
+            lines.append(f"- {where}: “{md_text(red.text, max_chars=chars)}”")
     note = (
         f" {redacted_total} passage(s) were replaced with “{md_text(PLACEHOLDER)}”." if redacted_total else ""
     )

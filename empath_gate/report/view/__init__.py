@@ -25,6 +25,9 @@ from empath_gate.report.view.format import (
     fmt_delta,
     fmt_num,
     fmt_pct,
+    turn_label,
+    turns_text,
+    user_turn,
 )
 from empath_gate.report.view.outcomes import OUTCOME_GROUPS, CellOutcome, OutcomeGroup, cell_outcomes
 from empath_gate.report.view.reliability import ReliabilityRow, reliability_rows
@@ -95,6 +98,9 @@ __all__ = [
     "suite_key",
     "threshold_parts",
     "threshold_summary",
+    "turn_label",
+    "turns_text",
+    "user_turn",
     "verdict_index",
     "worst_conversations",
 ]

@@ -4,7 +4,7 @@ calibration status (pure)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from empath_gate.results import CostInfo
@@ -138,3 +138,32 @@ def fmt_delta(x: float | None) -> str:
         return "= 0"
     arrow = "▲" if x > 0 else "▼"
     return f"{arrow} {x:+.2f}"
+
+
+def user_turn(index: int) -> int:
+    """The 1-based turn a transcript message belongs to, counted as seeds count turns
+    (``confirm_turn``): message ``2k - 2`` (0-based ``index`` in the transcript file and in
+    the judge's citations) is the person's k-th message and ``2k - 1`` the chatbot's reply to
+    it, since a transcript starts with the person and the two alternate
+    (:mod:`empath_gate.conversation.transcript`). Raises ValueError for a negative index."""
+    if index < 0:
+        raise ValueError(f"a transcript message index is >= 0, got {index}")
+    return index // 2 + 1
+
+
+def turn_label(index: int, *, word: bool = True) -> str:
+    """A message index as people read it: ``turn 2 (reply)`` for the chatbot's reply in
+    turn 2, ``turn 3 (user)`` for the person's message that opens turn 3 (``2 (reply)``
+    without ``word``)."""
+    who = "user" if index % 2 == 0 else "reply"
+    text = f"{user_turn(index)} ({who})"
+    return f"turn {text}" if word else text
+
+
+def turns_text(indices: Sequence[int], limit: int = 5) -> str:
+    """Several message indices as one phrase: ``turn 2 (reply)``, ``turns 2 (reply), 3
+    (user)``; at most ``limit`` of them, duplicates removed; ``""`` for none."""
+    labels = list(dict.fromkeys(turn_label(i, word=False) for i in indices))[:limit]
+    if not labels:
+        return ""
+    return ("turn " if len(labels) == 1 else "turns ") + ", ".join(labels)

@@ -14,7 +14,8 @@ from empath_gate.results import Results, RunRecord
 @dataclass(frozen=True)
 class WorstEntry:
     """A conversation x metric worth reading, and where to read it. ``run``: the run picked
-    (lowest score, else the judge failure); ``turns``: 0-based turn indices the judge cited;
+    (lowest score, else the judge failure); ``turns``: 0-based message indices the judge cited
+    (shown to people as 1-based turns: :func:`~empath_gate.report.view.format.turn_label`);
     ``quotes``: the cited quotes (transcript text: shown only when excerpts are enabled)."""
 
     conversation_id: str
