@@ -64,16 +64,11 @@ def decided(args: argparse.Namespace, command: str, candidate: Results, baseline
 
 def metric_labels() -> dict[str, str] | None:
     """Metric and dimension id -> display label from the shipped instrument (``None`` when it
-    cannot be loaded: ids are shown instead)."""
-    try:
-        from empath_gate.instrument.loader import load_instrument
+    cannot be loaded: ids are shown instead); the labels every report uses by default
+    (:func:`empath_gate.report.labels.instrument_labels`)."""
+    from empath_gate.report.labels import instrument_labels
 
-        inst = load_instrument()
-    except Exception:  # a report must not fail because labels are unavailable
-        return None
-    labels = {m.id: m.label for m in inst.metrics}
-    labels.update({d.id: d.label for d in inst.dimensions})
-    return labels
+    return instrument_labels()
 
 
 def run(args: argparse.Namespace) -> int:

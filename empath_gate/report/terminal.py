@@ -56,6 +56,7 @@ def render_terminal(results: Results, *, baseline: Results | None = None, max_re
             else ""
         )
         fail = f", failing: {', '.join(d.failing)}" if d.failing else ""
+        fail += f", errors: {', '.join(d.errored)}" if d.errored else ""
         lines.append(
             f"  {label:<26} mean {fmt_num(d.candidate_mean):>5}{delta}  {len(d.metrics)} metrics{fail}"
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 
@@ -105,6 +106,9 @@ def test_trusted_models_equal_validated_ones() -> None:
     c = cell([8, "na", "jf!", "co", 6, None], critical=True)
     assert CellStats.model_validate(c.model_dump()) == c
     assert CellStats.model_validate_json(c.model_dump_json()) == c
+    assert list(json.loads(c.model_dump_json())) == list(CellStats.model_fields), (
+        "results.json lists a cell's fields in declaration order"
+    )
 
 
 run_values = st.one_of(st.integers(1, 10), st.sampled_from(["na", "jf", "co", "co!", "jf!", None]))
@@ -143,8 +147,10 @@ def test_batch_path_equals_per_cell_path(tables: list[list[object]], expected: i
         all_verdicts, conversations=conversations, thresholds=th, expected_runs=expected
     )
     assert len(batch) == len(per_cell)
+    fields = list(CellStats.model_fields)
     for b, c in zip(batch, per_cell, strict=True):
         bd, cd = b.model_dump(), c.model_dump()
+        assert list(bd) == list(cd) == fields, "both paths serialize the fields in declaration order"
         for key in ("sd", "mean", "median", "flip_rate"):
             x, y = bd.pop(key), cd.pop(key)
             assert (x is None and y is None) or math.isclose(x, y, rel_tol=1e-12, abs_tol=1e-12)

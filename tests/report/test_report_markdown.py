@@ -104,7 +104,7 @@ def test_no_transcript_text_by_default(pair: tuple[Results, Results]) -> None:
     base, cand = pair
     text = render_markdown(cand, baseline=base)
     assert "pastillas" not in text and "soporte" not in text and "evil.example" not in text
-    assert "turn 3" in text and "`names_risk` (critical)" in text
+    assert "turn 2 (reply)" in text and "`names_risk` (critical)" in text, "message 3 is turn 2's reply"
     assert "transcripts/crisis/overdose-question__es-luis__r0.jsonl" in text
 
 

@@ -1,0 +1,40 @@
+"""Display labels of metrics and dimensions: one source for every report.
+
+The run's own ``diff.md`` and ``report.html``, ``empath-gate diff``, ``report`` and ``comment``
+and the job summary all show a metric as its instrument label beside its id
+("Crisis detection (`crisis_detection`)"). A renderer given no labels uses the shipped
+instrument's (:func:`instrument_labels`), so the same results file reads the same wherever
+it is rendered. Metrics a team layer adds have no shipped label and are shown by id.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+
+from empath_gate.errors import EmpathGateError
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped_labels() -> tuple[tuple[str, str], ...] | None:
+    from empath_gate.instrument.loader import load_instrument
+
+    try:
+        inst = load_instrument()
+    except (EmpathGateError, OSError, ValueError):  # a report never fails for want of labels
+        return None
+    pairs = [(m.id, m.label) for m in inst.metrics]
+    pairs += [(d.id, d.label) for d in inst.dimensions]
+    return tuple(pairs)
+
+
+def instrument_labels() -> dict[str, str] | None:
+    """Metric and dimension id -> display label, from the shipped instrument (read once per
+    process); ``None`` when it cannot be loaded (ids are then shown)."""
+    pairs = _shipped_labels()
+    return dict(pairs) if pairs is not None else None
+
+
+def resolve_labels(labels: Mapping[str, str] | None) -> Mapping[str, str] | None:
+    """``labels`` when given (an empty mapping shows ids only), else :func:`instrument_labels`."""
+    return instrument_labels() if labels is None else labels

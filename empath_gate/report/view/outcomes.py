@@ -1,0 +1,54 @@
+"""The tests behind a verdict, one entry per test, grouped by outcome (pure).
+
+Reports list "Why tests failed (N)" with N the number of failed tests, and beside it the
+errored tests, the waived tests and the tests whose failed conditions did not gate under
+``fail_on``; each entry is one test (``<seed>-<persona>-<metric>``) with all of its
+messages, so no two tests share a line and no count mixes tests with messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from empath_gate.report.view.rows import metric_order
+from empath_gate.results import Results
+
+OutcomeGroup = Literal["failed", "error", "xfail", "advisory"]
+OUTCOME_GROUPS: tuple[OutcomeGroup, ...] = ("failed", "error", "xfail", "advisory")
+"""The groups in report order: failed, errored, waived, not gated."""
+
+
+@dataclass(frozen=True)
+class CellOutcome:
+    """One test (a conversation x metric cell) worth explaining: ``test_id`` is the pytest
+    id ``<seed>-<persona>-<metric>``; ``messages``: the gate's reasons (for ``advisory``, the
+    messages of the failed conditions that did not gate)."""
+
+    test_id: str
+    conversation_id: str
+    metric_id: str
+    group: OutcomeGroup
+    messages: tuple[str, ...]
+
+
+def cell_outcomes(results: Results) -> Mapping[OutcomeGroup, tuple[CellOutcome, ...]]:
+    """Every failed, errored and waived test, and every other test with a failed condition
+    that did not gate, by group (all four keys present), in metric order then plan order."""
+    rank = {m: i for i, m in enumerate(metric_order(results))}
+    decisions = sorted(
+        enumerate(results.decisions), key=lambda p: (rank.get(p[1].metric_id, len(rank)), p[0])
+    )
+    out: dict[OutcomeGroup, list[CellOutcome]] = {g: [] for g in OUTCOME_GROUPS}
+    for _, d in decisions:
+        group: OutcomeGroup
+        if d.status in ("failed", "error", "xfail"):
+            group, messages = d.status, d.reasons
+        elif d.advisories:
+            not_gating = tuple(f.message for f in d.failures if f.kind not in d.failed_kinds)
+            group, messages = "advisory", not_gating or d.advisories
+        else:
+            continue
+        out[group].append(CellOutcome(d.test_id, d.conversation_id, d.metric_id, group, tuple(messages)))
+    return {g: tuple(v) for g, v in out.items()}

@@ -1,0 +1,80 @@
+"""The one-line verdict of a run (rules in :mod:`empath_gate.report.view`; pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from empath_gate.report.view.format import CRITERIA_ONLY_NOTE
+from empath_gate.report.view.rows import MetricRow, metric_rows
+from empath_gate.results import Results
+
+VerdictStatus = Literal["passed", "failed", "not_evaluated", "infrastructure_error", "usage_error"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The one-line verdict: ``status``, a short ``headline`` (plain text) and the cell
+    ``counts`` behind it (every gate status, 0 when absent). ``failing_metrics``: metrics
+    with a failed cell; ``critical_failing``: the critical ones among them;
+    ``critical_errored``: critical metrics with an errored cell (infrastructure, not a
+    failure); ``reasons``: why, for a configuration or infrastructure error."""
+
+    status: VerdictStatus
+    headline: str
+    counts: Mapping[str, int]
+    failing_metrics: tuple[str, ...] = ()
+    critical_failing: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+    critical_errored: tuple[str, ...] = ()
+
+
+def suite_key(results: Results) -> str:
+    """The suite(s) of a results document as one key (``crisis``, ``crisis+smoke``); names
+    the sticky comment's hidden marker."""
+    return "+".join(results.metadata.suites) or "default"
+
+
+def _counts(results: Results) -> dict[str, int]:
+    counts = dict.fromkeys(("passed", "failed", "skipped", "error", "xfail"), 0)
+    if results.decisions:
+        for d in results.decisions:
+            counts[d.status] = counts.get(d.status, 0) + 1
+    else:
+        for k, v in results.summary.counts.items():
+            counts[k] = counts.get(k, 0) + int(v)
+    return counts
+
+
+def overall_verdict(results: Results, rows: Sequence[MetricRow] | None = None) -> Verdict:
+    """The verdict of a run (module docstring for the rules)."""
+    counts = _counts(results)
+    rows = metric_rows(results) if rows is None else rows
+    failing = tuple(r.metric_id for r in rows if r.has_failed)
+    critical = tuple(r.metric_id for r in rows if r.has_failed and r.critical)
+    errored = tuple(r.metric_id for r in rows if r.has_error and r.critical)
+    s = results.summary
+
+    def verdict(status: VerdictStatus, headline: str, reasons: tuple[str, ...] = ()) -> Verdict:
+        return Verdict(status, headline, counts, failing, critical, reasons, errored)
+
+    if s.usage_errors:
+        return verdict("usage_error", "configuration error", s.usage_errors)
+    if counts["error"] or s.infrastructure_reasons:
+        reasons = (
+            s.infrastructure_reasons
+            or tuple(d.reasons[0] for d in results.decisions if d.status == "error" and d.reasons)[:5]
+        )
+        return verdict("infrastructure_error", "infrastructure error", reasons)
+    if counts["failed"] or (not s.passed and not results.decisions and s.counts.get("failed")):
+        n = len(failing)
+        what = f"{n} of {len(rows)} metrics fail" if n else "the gate failed"
+        return verdict("failed", f"failed: {what}")
+    if counts["passed"] == 0 and counts["xfail"] == 0:
+        why = "every test was skipped" if counts["skipped"] else "no test was decided"
+        if results.summary.criteria_only_metrics or any(r.status == "criteria_only" for r in rows):
+            why += f" (criteria-only: {CRITERIA_ONLY_NOTE})"
+        return verdict("not_evaluated", f"not evaluated: {why}")
+    waived = f", {counts['xfail']} waived" if counts["xfail"] else ""
+    return verdict("passed", f"passed{waived}")

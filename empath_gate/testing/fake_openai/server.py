@@ -1,0 +1,212 @@
+"""The fake server itself: programming replies per model, its lifecycle and serving."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections import deque
+from http.server import ThreadingHTTPServer
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from empath_gate.settings import RoleSettings
+from empath_gate.testing.fake_openai.handler import _Handler, _Server
+from empath_gate.testing.fake_openai.replies import FakeRequest, Reply, ReplySpec, Responder
+
+FAKE_API_KEY = "sk-empath-fake-key"
+"""A dummy key to pass explicitly to clients of the fake server (it never checks keys)."""
+
+
+class _Route:
+    """The answers of one model: a FIFO of scripted replies, then an optional callable."""
+
+    def __init__(self) -> None:
+        self.queue: deque[ReplySpec] = deque()
+        self.responder: Responder | None = None
+
+
+class FakeOpenAIServer:
+    """A threaded OpenAI-compatible chat server on ``127.0.0.1`` and a free port.
+
+    Use as a context manager (``start()``/``close()`` also work). ``base_url`` is
+    ``http://127.0.0.1:<port>/v1``; ``requests`` lists every request received, in arrival
+    order; ``latency_s`` delays every reply (seconds; per-reply latency adds to it);
+    ``problems`` lists misuse seen while serving (exhausted script, unknown model), raised as
+    ``AssertionError`` on exit unless ``strict=False``.
+    """
+
+    def __init__(self, *, latency_s: float = 0.0, strict: bool = True) -> None:
+        self.latency_s = latency_s
+        self.strict = strict
+        self.requests: list[FakeRequest] = []
+        self.problems: list[str] = []
+        self._routes: dict[str, _Route] = {}
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._ids = itertools.count(1)
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ programming replies
+
+    def script(self, model: str, *replies: ReplySpec) -> FakeOpenAIServer:
+        """Queue ``replies`` for ``model`` (served in order, one per request). Once the queue is
+        empty the model's callable answers if one was set with :meth:`on`; otherwise the
+        request fails loudly (HTTP 500 and a recorded problem)."""
+        with self._lock:
+            route = self._routes.setdefault(model, _Route())
+            route.queue.extend(replies)
+        return self
+
+    def on(self, model: str, responder: Responder | ReplySpec) -> FakeOpenAIServer:
+        """Answer every request for ``model`` (``"*"``: any model without its own route) with
+        ``responder`` (a callable of :class:`FakeRequest`, or a fixed reply), after any
+        scripted replies queued for it."""
+        if callable(responder):
+            fn: Responder = responder
+        else:
+            fixed: ReplySpec = responder
+
+            def fn(_req: FakeRequest) -> ReplySpec:
+                return fixed
+
+        with self._lock:
+            self._routes.setdefault(model, _Route()).responder = fn
+        return self
+
+    def pending(self, model: str) -> int:
+        """How many scripted replies of ``model`` have not been served yet."""
+        with self._lock:
+            route = self._routes.get(model)
+            return len(route.queue) if route else 0
+
+    def requests_for(self, model: str) -> list[FakeRequest]:
+        """The recorded requests whose body named ``model``, in arrival order."""
+        with self._lock:
+            return [r for r in self.requests if r.model == model]
+
+    def role_settings(self, model: str, **fields: Any) -> RoleSettings:
+        """``RoleSettings`` pointing litellm at this server: model ``openai/<model>``,
+        ``api_base=self.base_url``, the dummy key passed explicitly, short retry delays.
+        ``fields`` override any RoleSettings field."""
+        from pydantic import SecretStr
+
+        from empath_gate.settings import RoleSettings
+
+        values: dict[str, Any] = {
+            "model": f"openai/{model}",
+            "api_base": self.base_url,
+            "api_key": SecretStr(FAKE_API_KEY),
+            "retry_base_delay_s": 0.01,
+            "retry_max_delay_s": 0.05,
+            "timeout_s": 10.0,
+        }
+        values.update(fields)
+        return RoleSettings(**values)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("the fake server is not started")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>/v1`` (litellm's ``api_base``)."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> FakeOpenAIServer:
+        """Bind a free port on 127.0.0.1 and serve in a daemon thread."""
+        if self._httpd is not None:
+            return self
+        server = self
+
+        class Handler(_Handler):
+            fake = server
+
+        httpd = _Server(("127.0.0.1", 0), Handler)
+        self._httpd = httpd
+        self._thread = threading.Thread(
+            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-openai", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving; sleeping timeout faults wake up and their connections close."""
+        self._closing.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+        if exc_type is None:
+            self.check()
+
+    def check(self) -> None:
+        """Raise ``AssertionError`` listing the problems seen (when ``strict``)."""
+        if self.strict and self.problems:
+            raise AssertionError("fake OpenAI server: " + "; ".join(self.problems))
+
+    # ------------------------------------------------------------------ serving
+
+    def _record(self, req: FakeRequest) -> None:
+        with self._lock:
+            self.requests.append(req)
+
+    def _next_reply(self, req: FakeRequest) -> ReplySpec | None:
+        with self._lock:
+            route = self._routes.get(req.model or "") or self._routes.get("*")
+            if route is not None and route.queue:
+                return route.queue.popleft()
+            responder = route.responder if route is not None else None
+        if responder is not None:
+            return responder(req)
+        if route is not None:
+            problem = f"the script for model {req.model!r} is exhausted (request {len(self.requests)})"
+        else:
+            problem = f"no reply programmed for model {req.model!r}"
+        with self._lock:
+            self.problems.append(problem)
+        return None
+
+    def _sleep(self, seconds: float) -> None:
+        if seconds > 0:
+            self._closing.wait(seconds)
+
+    def _completion_body(self, req: FakeRequest, reply: Reply) -> dict[str, Any]:
+        prompt_words = sum(len(str(m.get("content") or "").split()) for m in req.messages)
+        completion_words = len((reply.content or "").split())
+        usage = {"prompt_tokens": prompt_words, "completion_tokens": completion_words}
+        if reply.usage is not None:
+            usage.update(reply.usage)
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.tool_calls:
+            message["tool_calls"] = reply.tool_calls
+        message.update(reply.extra_message)
+        body: dict[str, Any] = {
+            "id": f"chatcmpl-fake-{next(self._ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": req.model or "fake",
+            "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
+            "usage": usage,
+        }
+        if reply.system_fingerprint is not None:
+            body["system_fingerprint"] = reply.system_fingerprint
+        return body

@@ -1,0 +1,160 @@
+"""The fake judge: valid strict JSON for exactly the metrics and criteria a request asks about."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from empath_gate.testing.fake_openai import FakeRequest, Fault, Reply
+
+ScoreValue = int | str
+"""A judge score: an integer of the scale, or ``"N/A"``."""
+ScoreSpec = ScoreValue | Sequence[ScoreValue] | Callable[[str | None, int | None], ScoreValue]
+"""Per metric: one score for every run, a sequence indexed by run (``run % len``), or a
+callable ``(conversation_id, run) -> score`` (either may be None when the request's seed is
+not in the judge's :func:`seed_table`)."""
+
+
+@dataclass(frozen=True)
+class JudgeCall:
+    """What a judge request asked for: ``metrics`` maps each metric id to its criterion ids
+    (request order; empty under the standard rubric); ``conversation_id``/``run`` come from the
+    seed (None when unknown); ``request`` is the raw request."""
+
+    metrics: Mapping[str, tuple[str, ...]]
+    strict: bool
+    conversation_id: str | None
+    run: int | None
+    request: FakeRequest
+
+
+_METRIC_LINE = re.compile(r'^ {4}"([a-z0-9_]+)": \{$')
+_CRITERION_LINE = re.compile(r'^ {8}"([a-z0-9_]+)": \{"state"')
+
+
+def requested_metrics(req: FakeRequest) -> tuple[dict[str, tuple[str, ...]], bool]:
+    """``({metric_id: (criterion ids...)}, strict)`` asked for by a judge request: from the
+    ``response_format`` JSON schema when present, else from the answer skeleton that ends the
+    prompt. Raises AssertionError when neither names a metric."""
+    body = req.body or {}
+    fmt = body.get("response_format")
+    if isinstance(fmt, dict) and isinstance(fmt.get("json_schema"), dict):
+        schema = fmt["json_schema"]["schema"]
+        out: dict[str, tuple[str, ...]] = {}
+        strict = False
+        for mid, spec in schema["properties"]["metrics"]["properties"].items():
+            crit = spec["properties"].get("criteria")
+            if crit is not None:
+                strict = True
+                out[mid] = tuple(crit["required"])
+            else:
+                out[mid] = ()
+        return out, strict
+    user = next((str(m.get("content") or "") for m in reversed(req.messages) if m.get("role") == "user"), "")
+    skeleton = user.rsplit("# Answer format", 1)[-1]
+    out = {}
+    current: str | None = None
+    strict = False
+    for line in skeleton.splitlines():
+        m = _METRIC_LINE.match(line)
+        if m:
+            current = m.group(1)
+            out[current] = ()
+            continue
+        c = _CRITERION_LINE.match(line)
+        if c and current is not None:
+            strict = True
+            out[current] = (*out[current], c.group(1))
+    if not out:
+        raise AssertionError("the judge request names no metric")
+    return out, strict
+
+
+@dataclass
+class ScoringJudge:
+    """A judge model for the fake server that returns valid JSON for exactly what was asked.
+
+    * ``scores``: metric id -> :data:`ScoreSpec`; metrics not listed get ``default``.
+    * ``states``: criterion id -> ``PASS``/``FAIL``/``N/A`` (default ``PASS``); a FAIL cites
+      turn 1 of the dialogue.
+    * ``seeds``: :func:`seed_table` of the plan, so the run (and conversation) of each request
+      is known; without it every request is run ``None`` (a sequence spec then uses its first
+      value).
+    * ``broken``: a predicate on the :class:`JudgeCall`; when true the reply is prose (the
+      judge's parse fails: a JudgeFailure ``parse_error``). Use e.g.
+      ``lambda call: "crisis_detection" in call.metrics``.
+    * ``calls`` records every :class:`JudgeCall` answered.
+    """
+
+    scores: Mapping[str, ScoreSpec] = field(default_factory=dict)
+    default: ScoreValue = 9
+    states: Mapping[str, str] = field(default_factory=dict)
+    seeds: Mapping[int, tuple[str, int]] = field(default_factory=dict)
+    broken: Callable[[JudgeCall], bool] | None = None
+    confirm_turn: int | None = None
+    calls: list[JudgeCall] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def score_for(self, metric_id: str, conversation_id: str | None, run: int | None) -> ScoreValue:
+        """The score this judge gives ``metric_id`` on that run."""
+        spec = self.scores.get(metric_id, self.default)
+        if callable(spec):
+            return spec(conversation_id, run)
+        if isinstance(spec, (int, str)):
+            return spec
+        values = list(spec)
+        return values[(run or 0) % len(values)]
+
+    def call_of(self, req: FakeRequest) -> JudgeCall:
+        """Decode a request into a :class:`JudgeCall`."""
+        metrics, strict = requested_metrics(req)
+        seed = (req.body or {}).get("seed")
+        conv, run = self.seeds.get(seed, (None, None)) if isinstance(seed, int) else (None, None)
+        return JudgeCall(metrics=metrics, strict=strict, conversation_id=conv, run=run, request=req)
+
+    def reply_for(self, call: JudgeCall) -> dict[str, Any]:
+        """The JSON object answering ``call``."""
+        metrics: dict[str, Any] = {}
+        for mid, criteria in call.metrics.items():
+            entry: dict[str, Any] = {}
+            if call.strict:
+                entry["criteria"] = {
+                    cid: self._criterion(cid, call.request) for cid in criteria
+                }
+            entry["score"] = self.score_for(mid, call.conversation_id, call.run)
+            entry["justification"] = f"{mid}: scored by the test judge."
+            metrics[mid] = entry
+        return {"confirm_turn": self.confirm_turn, "metrics": metrics}
+
+    def _criterion(self, cid: str, req: FakeRequest) -> dict[str, Any]:
+        state = self.states.get(cid, "PASS")
+        citations: list[dict[str, Any]] = []
+        if state == "FAIL":
+            quote = _dialogue_turn(req, 1)
+            if quote:
+                citations.append({"turn": 1, "quote": quote[:40]})
+        return {"state": state, "citations": citations}
+
+    def __call__(self, req: FakeRequest) -> str | Reply | Fault:
+        call = self.call_of(req)
+        with self._lock:
+            self.calls.append(call)
+        if self.broken is not None and self.broken(call):
+            return "I think the assistant did fine overall, maybe an 8 out of 10."
+        return json.dumps(self.reply_for(call), ensure_ascii=False)
+
+
+_TURN_LINE = re.compile(r"^\[(\d+)\] (?:USER|ASSISTANT): (.*)$")
+
+
+def _dialogue_turn(req: FakeRequest, index: int) -> str | None:
+    user = next((str(m.get("content") or "") for m in reversed(req.messages) if m.get("role") == "user"), "")
+    for line in user.splitlines():
+        m = _TURN_LINE.match(line)
+        if m and int(m.group(1)) == index:
+            return m.group(2)
+    return None
