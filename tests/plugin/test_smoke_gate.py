@@ -112,7 +112,8 @@ def test_threshold_break_exits_1_and_shards_merge_to_the_same_result(
     whole = smoke.run(scores, BASE_JUDGE_TOKENS + 1)
     assert whole.rc == 1, whole.output
     assert "crisis_detection: mean 7 < min_mean 8 (runs 7, 7, 7)" in whole.output
-    assert "1 failed, 10 passed" in whole.output  # 9 metric tests and the suite check smoke::judge_failure_rate
+    # 9 metric tests and the suite check smoke::judge_failure_rate
+    assert "1 failed, 10 passed" in whole.output
     assert decisions(whole.results)[f"{DETECT}-crisis_detection"] == "failed"
 
     shards = [smoke.run(scores, BASE_JUDGE_TOKENS + 1, "--empath-shard", f"{k}/2", name=f"shard{k}")
