@@ -9,7 +9,7 @@ Usage::
 * ``A B``: results files of two judgings of the same transcripts (e.g. one from ``rejudge``);
   each transcript x metric's first scored judging is paired with the other file's.
   ``--save PATH`` writes the calibration status of A's judge against B's (the peer judge;
-  :mod:`empath_gate.calibration_status`), which the ``judge_calibration`` setting shows.
+  :mod:`empath_gate.calibration.status`), which the ``judge_calibration`` setting shows.
 * ``PAIRS``: the peer release's ``s2_grid_and_interjudge.json`` (recognised by its shape; its
   own ``agreement`` block is shown as ``published``) or a JSON/JSONL/CSV list of rows with
   ``metric``, ``a``, ``b``.
@@ -17,7 +17,7 @@ Usage::
   entry, from the CSV files of ``DIR``; Gwet's AC1 for every pair of raters over the entries
   both preferred A or B (ties and "none" left out).
 
-Figures and methods: :mod:`empath_gate.analysis.agreement`. ``--format json`` prints one object:
+Figures and methods: :mod:`empath_gate.calibration.agreement`. ``--format json`` prints one object:
 ``kind`` (``ordinal`` or ``categorical``); for ordinal ``n_pairs``, ``pooled``, ``metrics``
 (each with ``figures`` or a "too few" ``note``), ``published`` (or null), ``unmatched``,
 ``min_n``, ``n_resamples``, ``seed``; for categorical ``categories``, ``raters`` and ``pairs``
@@ -36,7 +36,8 @@ from typing import Any
 
 from tabulate import tabulate
 
-from empath_gate.analysis.agreement import (
+from empath_gate.analysis.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Estimate
+from empath_gate.calibration.agreement import (
     MIN_N,
     AgreementFigures,
     AgreementReport,
@@ -44,8 +45,7 @@ from empath_gate.analysis.agreement import (
     agreement,
     categorical_agreement,
 )
-from empath_gate.analysis.bootstrap import DEFAULT_RESAMPLES, DEFAULT_SEED, Estimate
-from empath_gate.analysis.readers import (
+from empath_gate.calibration.readers import (
     first_judgings,
     pair_scores,
     read_pairs,
@@ -100,7 +100,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_figure_arguments(parser: argparse.ArgumentParser) -> None:
     """The options shared with ``empath-gate calibrate``: ``--format text|json``, ``--min-n``
-    (default :data:`~empath_gate.analysis.agreement.MIN_N`), ``--resamples`` and ``--seed`` of
+    (default :data:`~empath_gate.calibration.agreement.MIN_N`), ``--resamples`` and ``--seed`` of
     the bootstrap (defaults from :mod:`empath_gate.analysis.bootstrap`)."""
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     parser.add_argument(
@@ -309,7 +309,7 @@ def run(args: argparse.Namespace) -> int:
         report = agreement(pairs, min_n=args.min_n, n_resamples=args.resamples, seed=args.seed)
         unmatched = {"a": only_a, "b": only_b}
         if args.save is not None:
-            from empath_gate.calibration_status import status_from_agreement, write_status
+            from empath_gate.calibration.status import status_from_agreement, write_status
 
             status = status_from_agreement(report, results_a=files[0], results_b=files[1])
             print(f"empath-gate agreement: saved the calibration status to {write_status(status, args.save)}",

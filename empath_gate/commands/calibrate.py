@@ -10,7 +10,7 @@ Usage::
   conversation, run and metric. Per metric (n >= ``--min-n``, else "too few") and pooled: bias
   (judge - gold) with a bootstrap 95 % interval, MAE, share within ±1, Spearman, and
   ``inflated_vs_gold`` when the interval's lower bound is >= 1 point. ``--save PATH`` writes
-  the judge's calibration status (:mod:`empath_gate.calibration_status`), which the
+  the judge's calibration status (:mod:`empath_gate.calibration.status`), which the
   ``judge_calibration`` setting shows in every results file.
 * ``--standard-vs-strict FILE``: the same transcripts scored under both rubrics (e.g. the
   peer release's ``s1_calibration.json``); the metrics whose mean drops by >= 1 point under
@@ -18,7 +18,7 @@ Usage::
   leaving out rows with a score outside 1-10 is given too, naming the rows that make the
   difference.
 
-Methods: :mod:`empath_gate.analysis.calibration`. ``--format json`` prints one object with
+Methods: :mod:`empath_gate.calibration.calibrate`. ``--format json`` prints one object with
 ``kind`` = ``gold`` (``judge_model``, ``pooled``, ``metrics``, ``inflated_vs_gold``,
 ``unmatched``, ``min_n``) or ``standard_vs_strict`` (``metrics``, ``inflated``,
 ``inflated_count``, ``metrics_in_scale``, ``inflated_in_scale``, ``inflated_in_scale_count``,
@@ -36,9 +36,9 @@ from typing import Any
 
 from tabulate import tabulate
 
-from empath_gate.analysis.agreement import PairedScore
-from empath_gate.analysis.calibration import CalibrationFigures, StrictReport, calibrate, standard_vs_strict
-from empath_gate.analysis.readers import first_judgings, read_gold, read_results, read_standard_vs_strict
+from empath_gate.calibration.agreement import PairedScore
+from empath_gate.calibration.calibrate import CalibrationFigures, StrictReport, calibrate, standard_vs_strict
+from empath_gate.calibration.readers import first_judgings, read_gold, read_results, read_standard_vs_strict
 from empath_gate.commands.agreement import add_figure_arguments, check_figure_arguments
 
 EXIT_OK = 0
@@ -125,7 +125,7 @@ def _gold(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     if args.save is not None:
-        from empath_gate.calibration_status import status_from_gold, write_status
+        from empath_gate.calibration.status import status_from_gold, write_status
 
         status = status_from_gold(
             report, results_path=args.results, gold_path=args.gold, judge_model=results.judge_model

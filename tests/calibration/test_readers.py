@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from empath_gate.analysis.readers import (
+from empath_gate.calibration.readers import (
     first_judgings,
     pair_scores,
     read_gold,

@@ -41,8 +41,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from empath_gate.analysis.agreement import AgreementReport
-from empath_gate.analysis.calibration import CalibrationReport
+from empath_gate.calibration.agreement import AgreementReport
+from empath_gate.calibration.calibrate import CalibrationReport
 from empath_gate.errors import ConfigError
 
 STATUS_VERSION = 1
@@ -106,7 +106,7 @@ def status_from_gold(
     today: dt.date | None = None,
 ) -> CalibrationStatus:
     """The status of the judge of ``results_path`` calibrated against the gold labels of
-    ``gold_path`` (``report``: :func:`empath_gate.analysis.calibration.calibrate` of them).
+    ``gold_path`` (``report``: :func:`empath_gate.calibration.calibrate.calibrate` of them).
     ``judge_model``: as read from the results (default: its ``metadata.judge.model``).
     Raises ConfigError when the results name no judge model (offline results have none)."""
     model, rubric = _judge_of(results_path)
@@ -147,7 +147,7 @@ def status_from_agreement(
     today: dt.date | None = None,
 ) -> CalibrationStatus:
     """The status of the judge of ``results_a`` calibrated against the peer judge of
-    ``results_b`` (``report``: :func:`empath_gate.analysis.agreement.agreement` of their paired
+    ``results_b`` (``report``: :func:`empath_gate.calibration.agreement.agreement` of their paired
     first judgings). Raises ConfigError when either file names no judge model."""
     model_a, rubric_a = _judge_of(results_a)
     model_b, _ = _judge_of(results_b)

@@ -11,7 +11,7 @@ conversation, run and metric, on the 1-10 scale. Per metric and pooled:
   the judge scores higher than the gold labels by at least a point beyond sampling noise
   (a point estimate on three values is not evidence).
 
-Per-metric figures need :data:`~empath_gate.analysis.agreement.MIN_N` (10) pairs, otherwise
+Per-metric figures need :data:`~empath_gate.calibration.agreement.MIN_N` (10) pairs, otherwise
 the metric is reported as "too few" and only pooled figures are given.
 
 **Standard vs strict** (:func:`standard_vs_strict`): the same transcripts scored under both
@@ -29,7 +29,6 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats as sps
 
-from empath_gate.analysis.agreement import MIN_N, PairedScore, figures_by_metric, group_by_metric
 from empath_gate.analysis.base import AnalysisModel
 from empath_gate.analysis.bootstrap import (
     DEFAULT_RESAMPLES,
@@ -38,6 +37,7 @@ from empath_gate.analysis.bootstrap import (
     estimate,
     resample_indices,
 )
+from empath_gate.calibration.agreement import MIN_N, PairedScore, figures_by_metric, group_by_metric
 
 INFLATION_POINTS = 1.0
 """A metric is inflated when the judge (or the standard rubric) scores it at least this many

@@ -38,10 +38,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from empath_gate.analysis.agreement import PairedScore
 from empath_gate.analysis.base import AnalysisModel
-from empath_gate.analysis.calibration import RubricRow
 from empath_gate.analysis.stats import parse_transcript_id
+from empath_gate.calibration.agreement import PairedScore
+from empath_gate.calibration.calibrate import RubricRow
 from empath_gate.errors import ConfigError
 
 NO_PREFERENCE = frozenset({"", "none", "tie", "no preference", "n/a", "na"})

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from empath_gate.analysis.agreement import (
+from empath_gate.calibration.agreement import (
     PairedScore,
     _rowwise_kappa,
     agreement,
