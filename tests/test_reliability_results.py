@@ -14,7 +14,8 @@ import pytest
 
 from empath_gate.analysis.reliability import FLOORED_NOTE, NO_REJUDGINGS_NOTE, reliability_from_records
 from empath_gate.analysis.stats import CellStats, compute_all_cell_stats
-from empath_gate.calibration.readers import first_judgings, results_adapter
+from empath_gate.calibration.pairing import first_judgings
+from empath_gate.calibration.readers import results_adapter
 from empath_gate.calibration.status import (
     CalibrationStatus,
     calibration_for,
