@@ -120,7 +120,7 @@ def rejudge_results(
     (no judge model, a plan mismatch, a missing or altered transcript) and whatever
     ``strict_families`` raises; judge failures are verdicts, never exceptions.
     """
-    from empath_gate.calibration_status import calibration_for
+    from empath_gate.calibration.status import calibration_for
     from empath_gate.judging.batch import JudgeJob, judge_batch, judge_cache
     from empath_gate.judging.llm_judge import (
         JUDGE_TEMPLATE_VERSION,

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from empath_gate.calibration_status import CalibrationStatus, write_status
+from empath_gate.calibration.status import CalibrationStatus, write_status
 from empath_gate.cli import main
 from empath_gate.instrument.loader import load_instrument
 from empath_gate.plan import build_plan

@@ -1,6 +1,6 @@
 """Test-retest reliability in every results file (``reliability_from_records`` through
 ``pipeline.evaluate``), its rendering, the results adapter on the real results shape, and the
-judge's calibration status (``calibration_status``, ``judge_calibration``, the report footer)."""
+judge's calibration status (``calibration.status``, ``judge_calibration``, the report footer)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from empath_gate.analysis.readers import first_judgings, results_adapter
 from empath_gate.analysis.reliability import FLOORED_NOTE, NO_REJUDGINGS_NOTE, reliability_from_records
 from empath_gate.analysis.stats import CellStats, compute_all_cell_stats
-from empath_gate.calibration_status import (
+from empath_gate.calibration.pairing import first_judgings
+from empath_gate.calibration.readers import results_adapter
+from empath_gate.calibration.status import (
     CalibrationStatus,
     calibration_for,
     read_status,
@@ -335,7 +336,7 @@ def test_calibration_for(tmp_path: Path) -> None:
 
 
 def test_status_from_agreement_needs_judge_models(tmp_path: Path) -> None:
-    from empath_gate.analysis.agreement import PairedScore, agreement
+    from empath_gate.calibration.agreement import PairedScore, agreement
 
     report = agreement(
         [PairedScore(item_id=f"t{i}", metric_id="m", a=i % 3 + 7, b=i % 3 + 6) for i in range(12)],

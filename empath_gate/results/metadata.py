@@ -49,8 +49,8 @@ def build_metadata(
 ) -> ResultsMetadata:
     """Run metadata for the results file (never holds a key or a header value). The judge's
     calibration status comes from the ``judge_calibration`` file
-    (:func:`empath_gate.calibration_status.calibration_for`)."""
-    from empath_gate.calibration_status import calibration_for
+    (:func:`empath_gate.calibration.status.calibration_for`)."""
+    from empath_gate.calibration.status import calibration_for
     from empath_gate.settings.model import redact_url
 
     s = profile.settings

@@ -14,9 +14,11 @@ from typing import Any
 
 import pytest
 
-from empath_gate.analysis.agreement import agreement, categorical_agreement
-from empath_gate.analysis.calibration import standard_vs_strict
-from empath_gate.analysis.readers import read_pairs, read_preferences, read_standard_vs_strict
+from empath_gate.calibration.agreement import agreement
+from empath_gate.calibration.calibrate import standard_vs_strict
+from empath_gate.calibration.categorical import categorical_agreement
+from empath_gate.calibration.preferences import read_preferences
+from empath_gate.calibration.readers import read_pairs, read_standard_vs_strict
 from empath_gate.cli import main
 
 REPO = Path(__file__).resolve().parents[2]

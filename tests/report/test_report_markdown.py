@@ -214,7 +214,7 @@ def test_marker_and_max_chars_validation(pair: tuple[Results, Results]) -> None:
 
 
 def test_calibration_status_file_shapes() -> None:
-    """The shapes empath_gate.calibration_status writes into metadata.judge.calibration."""
+    """The shapes empath_gate.calibration.status writes into metadata.judge.calibration."""
     from empath_gate.report.view import calibration_text
 
     gold = {

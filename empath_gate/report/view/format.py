@@ -44,7 +44,7 @@ def calibration_text(calibration: Mapping[str, Any] | None) -> str:
     against what, when, and the agreement figures found (within ±1, exact, MAE, mean absolute
     difference, bias with its ``bias_ci_low``/``bias_ci_high`` interval, Spearman, Pearson,
     weighted κ, Krippendorff α, n), in that order. Figures may sit under ``figures``,
-    ``pooled`` or ``agreement`` (the shape of :mod:`empath_gate.calibration_status`); unknown
+    ``pooled`` or ``agreement`` (the shape of :mod:`empath_gate.calibration.status`); unknown
     keys are ignored."""
     if not calibration:
         return "judge not calibrated (no gold labels or agreement run recorded)"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from empath_gate.analysis.agreement import PairedScore
-from empath_gate.analysis.calibration import RubricRow, calibrate, calibration_figures, standard_vs_strict
+from empath_gate.calibration.agreement import PairedScore
+from empath_gate.calibration.calibrate import RubricRow, calibrate, calibration_figures, standard_vs_strict
 
 
 def test_bias_interval_and_inflation_flag() -> None:

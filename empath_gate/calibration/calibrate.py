@@ -11,15 +11,19 @@ conversation, run and metric, on the 1-10 scale. Per metric and pooled:
   the judge scores higher than the gold labels by at least a point beyond sampling noise
   (a point estimate on three values is not evidence).
 
-Per-metric figures need :data:`~empath_gate.analysis.agreement.MIN_N` (10) pairs, otherwise
+Per-metric figures need :data:`~empath_gate.calibration.agreement.MIN_N` (10) pairs, otherwise
 the metric is reported as "too few" and only pooled figures are given.
 
 **Standard vs strict** (:func:`standard_vs_strict`): the same transcripts scored under both
-rubrics. Per metric: ``drop`` = mean(standard) - mean(strict) over the rows with both scores;
-``inflated`` lists the metrics whose drop is >= 1 point (with the drop and n). Scores are read
-as they are; because a strict scale may include values outside the tool's 1-10 scale (a 0), the
-report also gives the count leaving out rows with a score outside 1-10
-(``inflated_in_scale``), and names the out-of-scale rows that make the two lists differ.
+rubrics, by one judge: the peer release's rows
+(:func:`~empath_gate.calibration.readers.read_standard_vs_strict`), or the tool's own results,
+for example a run (strict rubric) and its ``rejudge --rubric standard`` output
+(:func:`~empath_gate.calibration.pairing.rubric_rows`). Per metric: ``drop`` =
+mean(standard) - mean(strict) over the rows with both scores; ``inflated`` lists the metrics
+whose drop is >= 1 point (with the drop and n). Scores are read as they are; because a strict
+scale may include values outside the tool's 1-10 scale (a 0), the report also gives the count
+leaving out rows with a score outside 1-10 (``inflated_in_scale``), and names the out-of-scale
+rows that make the two lists differ.
 """
 
 from __future__ import annotations
@@ -29,7 +33,6 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats as sps
 
-from empath_gate.analysis.agreement import MIN_N, PairedScore, figures_by_metric, group_by_metric
 from empath_gate.analysis.base import AnalysisModel
 from empath_gate.analysis.bootstrap import (
     DEFAULT_RESAMPLES,
@@ -38,6 +41,7 @@ from empath_gate.analysis.bootstrap import (
     estimate,
     resample_indices,
 )
+from empath_gate.calibration.agreement import MIN_N, PairedScore, figures_by_metric, group_by_metric
 
 INFLATION_POINTS = 1.0
 """A metric is inflated when the judge (or the standard rubric) scores it at least this many
@@ -124,15 +128,15 @@ def calibrate(
     if not pairs:
         raise ValueError("no judge score matches a gold label (same conversation, run and metric)")
 
-    def figures(judge: list[float], gold: list[float]) -> CalibrationFigures:
-        return calibration_figures(judge, gold, n_resamples=n_resamples, seed=seed)
+    def figures(ps: Sequence[PairedScore]) -> CalibrationFigures:
+        return calibration_figures([p.a for p in ps], [p.b for p in ps], n_resamples=n_resamples, seed=seed)
 
     metrics = tuple(
         MetricCalibration(metric_id=metric, n=n, figures=f, note=note)
         for metric, n, f, note in figures_by_metric(pairs, figures, min_n=min_n)
     )
     return CalibrationReport(
-        pooled=figures([p.a for p in pairs], [p.b for p in pairs]),
+        pooled=figures(pairs),
         metrics=metrics,
         inflated_vs_gold=tuple(
             m.metric_id for m in metrics if m.figures is not None and m.figures.inflated_vs_gold

@@ -1,6 +1,7 @@
-"""Agreement between two scorings of the same items (two judges, or a judge and a person).
+"""Agreement between two scorings of the same items (two judges, a judge with itself, or a
+judge and a person).
 
-Ordinal scores (1-10), pooled and per metric, each with a bootstrap 95 % interval over items
+Ordinal scores (1-10), pooled and per metric, each with a bootstrap 95 % interval
 (:mod:`empath_gate.analysis.bootstrap`: seeded, 2000 resamples, percentile):
 
 * ``exact``: share of items scored identically; ``within_one``: share with ``|a - b| <= 1``;
@@ -14,27 +15,27 @@ Ordinal scores (1-10), pooled and per metric, each with a bootstrap 95 % interva
   ``1 - mean((a-b)^2) / (mean(a^2) + mean(b^2) - 2 mean(a) mean(b))``, the form used for the
   bootstrap replicates.
 * ``krippendorff_alpha``: Krippendorff's alpha, ordinal level (Krippendorff 2004, *Content
-  Analysis*, ch. 11), computed by the ``krippendorff`` package.
+  Analysis*, ch. 11), computed by the ``krippendorff`` package over the pairs (each pair one
+  unit rated by two coders).
+
+The bootstrap resamples **units**: each pair is its own unit, unless pairs carry a
+``cluster`` (the re-judgings of one transcript x metric give several pairs that are not
+independent), in which case whole clusters are resampled with all their pairs (the cluster
+bootstrap; Davison & Hinkley 1997, *Bootstrap Methods and their Application*, sec. 3.8).
 
 Per-metric figures need :data:`MIN_N` pairs; below that a metric is reported as "too few" and
-only the pooled figures are given.
-
-Categorical judgements (which of two systems is preferred) use Gwet's AC1 (Gwet 2008, Br J
-Math Stat Psychol 61:29-48) over rated **items** (one judgement per rater and item, never one
-per row of a file): with ``p_a`` the observed agreement, ``Q`` categories and ``pi_q`` the mean
-of the two raters' shares of category ``q``, chance agreement is
-``p_e = sum_q pi_q (1 - pi_q) / (Q - 1)`` and ``AC1 = (p_a - p_e) / (1 - p_e)``.
+only the pooled figures are given. Categorical judgements (which system is preferred):
+:mod:`empath_gate.calibration.categorical`.
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol, TypeVar
 
 import krippendorff
 import numpy as np
-import numpy.typing as npt
 from scipy import stats as sps
 
 from empath_gate.analysis.base import AnalysisModel
@@ -43,6 +44,7 @@ from empath_gate.analysis.bootstrap import (
     DEFAULT_SEED,
     Estimate,
     FloatArray,
+    IntArray,
     estimate,
     resample_indices,
 )
@@ -55,20 +57,24 @@ class PairedScore(AnalysisModel):
     """Two scores of the same item and metric: ``a`` (first judge, or the judge in
     calibration) and ``b`` (second judge, or the gold label), on the 1-10 scale.
     ``item_id`` names the scored thing (a transcript id, or ``<model>/<metric>``);
-    ``group`` is an optional grouping such as the target model."""
+    ``group`` is an optional grouping such as the target model; ``cluster``, when set, the
+    unit the bootstrap resamples (pairs of one cluster are drawn together; module docstring)."""
 
     item_id: str
     metric_id: str
     a: float
     b: float
     group: str | None = None
+    cluster: str | None = None
 
 
 class AgreementFigures(AnalysisModel):
     """Agreement over ``n`` pairs (module docstring); ``exact_count``/``within_one_count`` are
-    the counts behind the two shares."""
+    the counts behind the two shares; ``units``: the clusters the bootstrap resampled when the
+    pairs are clustered (``None``: each pair is a unit)."""
 
     n: int
+    units: int | None = None
     exact_count: int
     within_one_count: int
     exact: Estimate
@@ -155,15 +161,82 @@ def _krippendorff(x: FloatArray, y: FloatArray) -> float:
             return float("nan")
 
 
+_FIGURES = (
+    "exact",
+    "within_one",
+    "mean_abs_diff",
+    "pearson",
+    "spearman",
+    "kappa_quadratic",
+    "krippendorff_alpha",
+)
+"""The bootstrapped figures of :class:`AgreementFigures`, in its field order."""
+
+
+def _replicates_by_pair(x: FloatArray, y: FloatArray, idx: IntArray) -> dict[str, FloatArray]:
+    """Every figure on each resample of pairs (``idx``: shape ``(B, n)``), vectorised."""
+    xb, yb = x[idx], y[idx]
+    db = np.abs(xb - yb)
+    return {
+        "exact": (db == 0).mean(axis=1),
+        "within_one": (db <= 1).mean(axis=1),
+        "mean_abs_diff": db.mean(axis=1),
+        "pearson": _rowwise_pearson(xb, yb),
+        "spearman": _rowwise_pearson(sps.rankdata(xb, axis=1), sps.rankdata(yb, axis=1)),
+        "kappa_quadratic": _rowwise_kappa(xb, yb),
+        "krippendorff_alpha": np.array([_krippendorff(xb[i], yb[i]) for i in range(idx.shape[0])]),
+    }
+
+
+def _replicates_by_cluster(
+    x: FloatArray, y: FloatArray, members: list[IntArray], *, n_resamples: int, seed: int
+) -> dict[str, FloatArray]:
+    """Every figure on each resample of whole clusters (``members``: the pair indices of each
+    cluster); resamples differ in size, so one at a time."""
+    picks = resample_indices(len(members), n_resamples=n_resamples, seed=seed)
+    out = {k: np.empty(n_resamples, dtype=np.float64) for k in _FIGURES}
+    for r, row in enumerate(picks):
+        ix = np.concatenate([members[g] for g in row])
+        xr, yr = x[ix], y[ix]
+        dr = np.abs(xr - yr)
+        out["exact"][r] = (dr == 0).mean()
+        out["within_one"][r] = (dr <= 1).mean()
+        out["mean_abs_diff"][r] = dr.mean()
+        out["pearson"][r] = _rowwise_pearson(xr, yr)
+        out["spearman"][r] = _rowwise_pearson(_midranks(xr), _midranks(yr))
+        out["kappa_quadratic"][r] = _rowwise_kappa(xr, yr)
+        out["krippendorff_alpha"][r] = _krippendorff(xr, yr)
+    return out
+
+
+def _midranks(v: FloatArray) -> FloatArray:
+    """Ranks 1..n with ties given their mean rank: ``scipy.stats.rankdata(v)`` (method
+    ``average``) in one ``numpy.unique``, for the many small replicates of the cluster bootstrap."""
+    _, inverse, counts = np.unique(v, return_inverse=True, return_counts=True)
+    ranks: FloatArray = (np.cumsum(counts) - (counts - 1) / 2.0).astype(np.float64)
+    return ranks[inverse]
+
+
+def _cluster_members(clusters: Sequence[str | None]) -> list[IntArray]:
+    """Pair indices per cluster, clusters in order of first appearance (``None``: a cluster of
+    its own)."""
+    index: dict[object, list[int]] = {}
+    for i, c in enumerate(clusters):
+        index.setdefault(("pair", i) if c is None else c, []).append(i)
+    return [np.asarray(v, dtype=np.intp) for v in index.values()]
+
+
 def agreement_figures(
     a: Sequence[float] | FloatArray,
     b: Sequence[float] | FloatArray,
     *,
+    clusters: Sequence[str | None] | None = None,
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> AgreementFigures:
     """Every ordinal agreement figure of paired scores ``a[i]``, ``b[i]`` with bootstrap 95 %
-    intervals over items. Raises ValueError when the lengths differ or there is no pair."""
+    intervals over units: pairs, or, with ``clusters`` (one label per pair), whole clusters
+    (module docstring). Raises ValueError when the lengths differ or there is no pair."""
     x = np.asarray(a, dtype=np.float64)
     y = np.asarray(b, dtype=np.float64)
     if x.shape != y.shape or x.ndim != 1:
@@ -171,36 +244,46 @@ def agreement_figures(
     n = int(x.size)
     if n == 0:
         raise ValueError("no paired scores")
+    if clusters is not None and len(clusters) != n:
+        raise ValueError("one cluster label per pair")
+    members = _cluster_members(clusters) if clusters is not None else []
+    clustered = 0 < len(members) < n
+    units = len(members) if clustered else n
+    reps: dict[str, FloatArray] | None = None
+    if units > 1:
+        reps = (
+            _replicates_by_cluster(x, y, members, n_resamples=n_resamples, seed=seed)
+            if clustered
+            else _replicates_by_pair(x, y, resample_indices(n, n_resamples=n_resamples, seed=seed))
+        )
     d = np.abs(x - y)
-    idx = resample_indices(n, n_resamples=n_resamples, seed=seed)
-    xb, yb = x[idx], y[idx]
-    db = np.abs(xb - yb)
-    pearson = _rowwise_pearson(x, y)
-    spearman = _rowwise_pearson(sps.rankdata(x), sps.rankdata(y))
-    kappa = quadratic_weighted_kappa(x, y)
-    alpha = _krippendorff(x, y)
-    alpha_b = np.array([_krippendorff(xb[i], yb[i]) for i in range(n_resamples)]) if n > 1 else None
-    boot = n > 1
+    points: dict[str, float | None] = {
+        "exact": float((d == 0).mean()),
+        "within_one": float((d <= 1).mean()),
+        "mean_abs_diff": float(d.mean()),
+        "pearson": float(_rowwise_pearson(x, y)),
+        "spearman": float(_rowwise_pearson(sps.rankdata(x), sps.rankdata(y))),
+        "kappa_quadratic": quadratic_weighted_kappa(x, y),
+        "krippendorff_alpha": _krippendorff(x, y),
+    }
     return AgreementFigures(
         n=n,
+        units=units if clustered else None,
         exact_count=int((d == 0).sum()),
         within_one_count=int((d <= 1).sum()),
-        exact=estimate(float((d == 0).mean()), (db == 0).mean(axis=1) if boot else None),
-        within_one=estimate(float((d <= 1).mean()), (db <= 1).mean(axis=1) if boot else None),
-        mean_abs_diff=estimate(float(d.mean()), db.mean(axis=1) if boot else None),
-        pearson=estimate(float(pearson), _rowwise_pearson(xb, yb) if boot else None),
-        spearman=estimate(
-            float(spearman),
-            _rowwise_pearson(sps.rankdata(xb, axis=1), sps.rankdata(yb, axis=1)) if boot else None,
-        ),
-        kappa_quadratic=estimate(kappa, _rowwise_kappa(xb, yb) if boot else None),
-        krippendorff_alpha=estimate(alpha, alpha_b),
+        **{k: estimate(points[k], None if reps is None else reps[k]) for k in _FIGURES},
     )
 
 
-def too_few(n: int, min_n: int) -> str:
-    """The note of a metric below the minimum n."""
-    return f"too few: n={n} < {min_n}"
+def too_few(n: int, min_n: int, unit: str | None = None) -> str:
+    """The note of a metric below the minimum n (``unit``: what ``n`` counts, when not pairs)."""
+    return f"too few: n={n} < {min_n}" if unit is None else f"too few: n={n} {unit} < {min_n}"
+
+
+def units(pairs: Sequence[PairedScore]) -> int:
+    """Independent units among ``pairs``: their distinct clusters, a pair without one counting
+    alone (module docstring)."""
+    return len({(i, None) if p.cluster is None else (-1, p.cluster) for i, p in enumerate(pairs)})
 
 
 class _HasMetricId(Protocol):
@@ -223,19 +306,21 @@ def group_by_metric(items: Iterable[_ItemT]) -> list[tuple[str, list[_ItemT]]]:
 
 def figures_by_metric(
     pairs: Sequence[PairedScore],
-    figures: Callable[[list[float], list[float]], _FiguresT],
+    figures: Callable[[Sequence[PairedScore]], _FiguresT],
     *,
     min_n: int,
 ) -> list[tuple[str, int, _FiguresT | None, str | None]]:
     """``(metric_id, n, figures, note)`` per metric of ``pairs``, in sorted id order:
-    ``figures(a_scores, b_scores)`` of the metric's pairs when there are at least ``min_n`` of
-    them, else ``None`` with the :func:`too_few` note (agreement and calibration alike)."""
+    ``figures(metric_pairs)`` when the metric has at least ``min_n`` :func:`units` (pairs, or
+    clusters of pairs), else ``None`` with the :func:`too_few` note (agreement and calibration
+    alike)."""
     out: list[tuple[str, int, _FiguresT | None, str | None]] = []
     for metric, ps in group_by_metric(pairs):
-        if len(ps) < min_n:
-            out.append((metric, len(ps), None, too_few(len(ps), min_n)))
+        k = units(ps)
+        if k < min_n:
+            out.append((metric, len(ps), None, too_few(k, min_n, None if k == len(ps) else "clusters")))
         else:
-            out.append((metric, len(ps), figures([p.a for p in ps], [p.b for p in ps]), None))
+            out.append((metric, len(ps), figures(ps), None))
     return out
 
 
@@ -246,123 +331,25 @@ def agreement(
     n_resamples: int = DEFAULT_RESAMPLES,
     seed: int = DEFAULT_SEED,
 ) -> AgreementReport:
-    """Pooled and per-metric agreement of ``pairs`` (module docstring). Raises ValueError when
-    ``pairs`` is empty."""
+    """Pooled and per-metric agreement of ``pairs`` (module docstring), clustered when pairs
+    carry a ``cluster``. Raises ValueError when ``pairs`` is empty."""
     if not pairs:
         raise ValueError("no paired scores to compare")
 
-    def figures(a: list[float], b: list[float]) -> AgreementFigures:
-        return agreement_figures(a, b, n_resamples=n_resamples, seed=seed)
+    def figures(ps: Sequence[PairedScore]) -> AgreementFigures:
+        clusters = [p.cluster for p in ps] if any(p.cluster is not None for p in ps) else None
+        return agreement_figures(
+            [p.a for p in ps], [p.b for p in ps], clusters=clusters, n_resamples=n_resamples, seed=seed
+        )
 
     metrics = tuple(
         MetricAgreement(metric_id=metric, n=n, figures=f, note=note)
         for metric, n, f, note in figures_by_metric(pairs, figures, min_n=min_n)
     )
     return AgreementReport(
-        pooled=figures([p.a for p in pairs], [p.b for p in pairs]),
+        pooled=figures(pairs),
         metrics=metrics,
         min_n=min_n,
         n_resamples=n_resamples,
         seed=seed,
-    )
-
-
-# ----------------------------------------------------------------------------- categorical
-
-
-class CategoricalAgreement(AnalysisModel):
-    """Gwet's AC1 between two raters over the items both rated with one of ``categories``.
-
-    ``n``: items kept; ``agreements``: items with the same category; ``agreement``: their
-    share; ``ac1``: with its bootstrap 95 % interval over items; ``left_out``: items rated by
-    both but left out because a rating is missing or not one of ``categories`` (e.g. a tie or
-    no preference); ``items``: the kept item ids, sorted.
-    """
-
-    rater_a: str
-    rater_b: str
-    categories: tuple[str, ...]
-    n: int
-    agreements: int
-    agreement: float | None
-    ac1: Estimate
-    left_out: int
-    items: tuple[str, ...]
-
-
-def gwet_ac1(a: Sequence[str], b: Sequence[str], categories: Sequence[str]) -> float | None:
-    """Gwet's AC1 of two raters' categorical ratings of the same items (module docstring).
-
-    ``categories``: the Q >= 2 categories of the scheme (every rating must be one of them).
-    ``None`` with no item, or when chance agreement is 1. Raises ValueError for a rating
-    outside ``categories``, lengths that differ, or fewer than two categories."""
-    if len(a) != len(b):
-        raise ValueError("both raters must rate the same items")
-    cats = list(categories)
-    if len(cats) < 2:
-        raise ValueError("Gwet's AC1 needs at least two categories")
-    index = {c: i for i, c in enumerate(cats)}
-    for r in (*a, *b):
-        if r not in index:
-            raise ValueError(f"rating {r!r} is not one of the categories {cats}")
-    n = len(a)
-    if n == 0:
-        return None
-    x = np.array([index[r] for r in a])
-    y = np.array([index[r] for r in b])
-    return _ac1(x[None, :], y[None, :], len(cats))[0]
-
-
-def _ac1(x: npt.NDArray[np.int_], y: npt.NDArray[np.int_], q: int) -> list[float | None]:
-    n = x.shape[1]
-    pa = (x == y).mean(axis=1)
-    pe = np.zeros(x.shape[0])
-    for k in range(q):
-        pi = ((x == k).sum(axis=1) + (y == k).sum(axis=1)) / (2.0 * n)
-        pe += pi * (1.0 - pi)
-    pe /= q - 1
-    return [None if e >= 1.0 else float((p - e) / (1.0 - e)) for p, e in zip(pa, pe, strict=True)]
-
-
-def categorical_agreement(
-    ratings_a: Mapping[str, str | None],
-    ratings_b: Mapping[str, str | None],
-    categories: Sequence[str],
-    *,
-    rater_a: str = "a",
-    rater_b: str = "b",
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-) -> CategoricalAgreement:
-    """Gwet's AC1 over the items both raters rated with one of ``categories``.
-
-    ``ratings_a``/``ratings_b``: item id -> category (``None`` or any value outside
-    ``categories``, such as ``"tie"`` or ``"none"``, leaves the item out and is counted in
-    ``left_out``)."""
-    shared = sorted(set(ratings_a) & set(ratings_b))
-    cats = tuple(categories)
-    kept = [i for i in shared if ratings_a[i] in cats and ratings_b[i] in cats]
-    a = [str(ratings_a[i]) for i in kept]
-    b = [str(ratings_b[i]) for i in kept]
-    n = len(kept)
-    agreements = sum(1 for x, y in zip(a, b, strict=True) if x == y)
-    value = gwet_ac1(a, b, cats)
-    samples: FloatArray | None = None
-    if n > 1:
-        index = {c: i for i, c in enumerate(cats)}
-        x = np.array([index[r] for r in a])
-        y = np.array([index[r] for r in b])
-        idx = resample_indices(n, n_resamples=n_resamples, seed=seed)
-        reps = _ac1(x[idx], y[idx], len(cats))
-        samples = np.array([np.nan if r is None else r for r in reps], dtype=np.float64)
-    return CategoricalAgreement(
-        rater_a=rater_a,
-        rater_b=rater_b,
-        categories=cats,
-        n=n,
-        agreements=agreements,
-        agreement=agreements / n if n else None,
-        ac1=estimate(value, samples, note=None if n else "no item rated by both"),
-        left_out=len(shared) - n,
-        items=tuple(kept),
     )

@@ -1,4 +1,5 @@
-"""Reading the files that calibration, agreement and reliability work on (the only I/O here).
+"""Reading the files that calibration and agreement work on (with
+:mod:`~empath_gate.calibration.preferences`, the only file input of this package).
 
 Every reader raises :class:`~empath_gate.errors.ConfigError` naming the file (and the line or
 row) and what to fix. Shapes read:
@@ -9,11 +10,13 @@ row) and what to fix. Shapes read:
 * **Results files** (:func:`read_results`): a JSON document written by ``empath-gate run`` or
   the pytest plugin. Its schema lives with the results module; this reader picks only what it
   needs, defensively (:func:`results_adapter`): verdict dicts with ``transcript_id``,
-  ``metric_id``, ``status``, ``score``, optional ``judge_model`` and ``rejudge``, found in a
-  top-level ``verdicts`` list, or in the ``verdicts`` of each entry of ``records`` (the
-  results schema's :class:`~empath_gate.results.RunRecord` list), ``runs`` or
-  ``transcripts``; the judge model from ``metadata.judge.model`` (or ``metadata.judge`` when it
-  is a string, else the verdicts' ``judge_model``).
+  ``metric_id``, ``status``, ``score``, optional ``judge_model``, ``rubric``, ``failure`` and
+  ``rejudge``, found in a top-level ``verdicts`` list, or in the ``verdicts`` of each entry of
+  ``records`` (the results schema's :class:`~empath_gate.results.RunRecord` list, whose
+  ``content_hash`` each verdict keeps), ``runs`` or ``transcripts``; the judge model from
+  ``metadata.judge.model`` (or ``metadata.judge`` when it is a string, else the verdicts'
+  ``judge_model``), and the judge's ``rubric``, ``granularity`` and ``template_hash`` from
+  ``metadata.judge``. :func:`results_or_none` tells a results file from the other shapes.
 * **Paired scores** (:func:`read_pairs`): the peer release's
   ``s2_grid_and_interjudge.json`` shape, recognised by its keys ``grid_A``, ``grid_B`` and
   ``pairs_by_model``: ``pairs_by_model[model]`` lists ``[judge_A, judge_B]`` pairs in **sorted
@@ -23,29 +26,22 @@ row) and what to fix. Shapes read:
 * **Standard vs strict** (:func:`read_standard_vs_strict`): a JSON list of rows ``{id, metric,
   original_score, strict_score, error, target}`` (the peer's ``s1_calibration.json``), or the
   same with ``standard``/``strict``; scores are read as they are (a 0 stays 0).
-* **Preferences** (:func:`read_preferences`): a directory of CSV files with one row per
-  rated sub-item; a rater column ``clinician`` or ``rater`` (or, for a file with
-  ``judge_preferred_system``, the rater ``judge``), ``entry_id``, and the preferred system in
-  ``preferred_system`` / ``judge_preferred_system``. One preference per rater and entry: rows
-  of one entry must agree.
+* **Preferences**: :mod:`empath_gate.calibration.preferences`.
 """
 
 from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from empath_gate.analysis.agreement import PairedScore
 from empath_gate.analysis.base import AnalysisModel
-from empath_gate.analysis.calibration import RubricRow
 from empath_gate.analysis.stats import parse_transcript_id
+from empath_gate.calibration.agreement import PairedScore
+from empath_gate.calibration.calibrate import RubricRow
 from empath_gate.errors import ConfigError
-
-NO_PREFERENCE = frozenset({"", "none", "tie", "no preference", "n/a", "na"})
-"""Preference values that state no A/B preference (compared case-insensitively)."""
 
 
 class GoldScore(AnalysisModel):
@@ -58,7 +54,9 @@ class GoldScore(AnalysisModel):
 
 
 class JudgedScore(AnalysisModel):
-    """One verdict picked from a results file. ``score`` is set only for ``status == "scored"``."""
+    """One verdict picked from a results file. ``score`` is set only for ``status == "scored"``;
+    ``failure`` is a judge failure's reason; ``rubric`` the verdict's own (``None`` when it
+    names none); ``content_hash`` the transcript's, from its record (``None`` when unknown)."""
 
     transcript_id: str
     conversation_id: str
@@ -68,14 +66,27 @@ class JudgedScore(AnalysisModel):
     score: float | None
     rejudge: int = 0
     judge_model: str | None = None
+    rubric: str | None = None
+    failure: str | None = None
+    content_hash: str | None = None
 
 
 class ResultsScores(AnalysisModel):
-    """What :func:`read_results` keeps of a results file."""
+    """What :func:`read_results` keeps of a results file: its verdicts, and the judge of
+    ``metadata.judge`` (each ``None`` when the file does not say)."""
 
     path: str
     judge_model: str | None
     scores: tuple[JudgedScore, ...]
+    rubric: str | None = None
+    granularity: str | None = None
+    template_hash: str | None = None
+
+    @property
+    def judge_identity(self) -> tuple[str | None, str | None, str | None, str | None]:
+        """``(model, rubric, granularity, template_hash)``: what makes two judgings of one
+        transcript and re-judge index the same judging (same seed and cache key)."""
+        return (self.judge_model, self.rubric, self.granularity, self.template_hash)
 
 
 class PairsFile(AnalysisModel):
@@ -88,19 +99,12 @@ class PairsFile(AnalysisModel):
     published: dict[str, float] | None = None
 
 
-class Preferences(AnalysisModel):
-    """Preferred system per rater and entry; ``None`` = no A/B preference (or a tie).
-    ``raters`` in the order they were found (files sorted by name, rows in file order)."""
-
-    raters: tuple[str, ...]
-    ratings: dict[str, dict[str, str | None]]
-    categories: tuple[str, ...]
-
-
 # ----------------------------------------------------------------------------- helpers
 
 
-def _open_text(path: Path) -> str:
+def read_text(path: Path) -> str:
+    """The UTF-8 text of ``path`` (a byte-order mark dropped); ConfigError naming the file when it
+    is missing or not UTF-8 text."""
     try:
         return path.read_text(encoding="utf-8-sig")
     except FileNotFoundError as exc:
@@ -111,7 +115,7 @@ def _open_text(path: Path) -> str:
 
 def _json(path: Path) -> Any:
     try:
-        return json.loads(_open_text(path))
+        return json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
 
@@ -119,7 +123,7 @@ def _json(path: Path) -> Any:
 def _records(path: Path) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """``(location, row)`` of a CSV (header row), JSONL or JSON-list file, chosen by suffix
     (``.csv``; ``.jsonl``; ``.json``) or, for another suffix, by the first character."""
-    text = _open_text(path)
+    text = read_text(path)
     suffix = path.suffix.lower()
     first = text.lstrip()[:1]
     if suffix == ".csv" or (suffix not in (".json", ".jsonl") and first not in ("{", "[")):
@@ -196,22 +200,58 @@ def read_gold(path: str | Path) -> tuple[GoldScore, ...]:
 # ----------------------------------------------------------------------------- results
 
 
-def _verdict_dicts(doc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def _verdict_dicts(doc: Mapping[str, Any]) -> list[tuple[Mapping[str, Any], str | None]]:
+    """Every verdict dict of a results document with its record's content hash."""
     if isinstance(doc.get("verdicts"), list):
-        return [v for v in doc["verdicts"] if isinstance(v, dict)]
-    found: list[Mapping[str, Any]] = []
+        return [(v, None) for v in doc["verdicts"] if isinstance(v, dict)]
+    found: list[tuple[Mapping[str, Any], str | None]] = []
     for key in ("records", "runs", "transcripts"):
         entries = doc.get(key)
         if isinstance(entries, list):
             for e in entries:
                 if isinstance(e, dict) and isinstance(e.get("verdicts"), list):
-                    found.extend(v for v in e["verdicts"] if isinstance(v, dict))
+                    h = e.get("content_hash")
+                    found.extend(
+                        (v, h if isinstance(h, str) else None) for v in e["verdicts"] if isinstance(v, dict)
+                    )
     return found
 
 
+def _optional_str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _judged_score(v: Mapping[str, Any], content_hash: str | None, where: str) -> JudgedScore:
+    tid = str(_field(v, where, "transcript_id"))
+    try:
+        conv, run = parse_transcript_id(tid)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from exc
+    status = str(_field(v, where, "status"))
+    raw = v.get("score")
+    score = _number(raw, where, "score") if status == "scored" and raw is not None else None
+    if status == "scored" and score is None:
+        raise ConfigError(f"{where}: a scored verdict without a score")
+    rejudge = v.get("rejudge", 0)
+    failure = v.get("failure")
+    return JudgedScore(
+        transcript_id=tid,
+        conversation_id=conv,
+        run=run,
+        metric_id=str(_field(v, where, "metric_id", "metric")),
+        status=status,
+        score=score,
+        rejudge=int(rejudge) if isinstance(rejudge, int) else 0,
+        judge_model=_optional_str(v.get("judge_model")),
+        rubric=_optional_str(v.get("rubric")),
+        failure=_optional_str(failure.get("reason")) if isinstance(failure, dict) else None,
+        content_hash=content_hash,
+    )
+
+
 def results_adapter(doc: Any, *, source: str = "results") -> ResultsScores:
-    """Pick the verdicts and the judge model out of a parsed results document (module
-    docstring). Raises ConfigError when no verdict is found or one lacks a field it needs."""
+    """Pick the verdicts and the judge out of a parsed results document (module docstring).
+    Raises ConfigError when no verdict is found or one lacks a field it needs."""
     if not isinstance(doc, dict):
         raise ConfigError(f"{source}: a results file is a JSON object")
     verdicts = _verdict_dicts(doc)
@@ -219,43 +259,21 @@ def results_adapter(doc: Any, *, source: str = "results") -> ResultsScores:
         raise ConfigError(
             f"{source}: no verdicts found (expected 'verdicts', or 'verdicts' inside 'records' or 'runs')"
         )
-    scores: list[JudgedScore] = []
-    for i, v in enumerate(verdicts):
-        where = f"{source}: verdict {i}"
-        tid = str(_field(v, where, "transcript_id"))
-        try:
-            conv, run = parse_transcript_id(tid)
-        except ValueError as exc:
-            raise ConfigError(f"{where}: {exc}") from exc
-        status = str(_field(v, where, "status"))
-        raw = v.get("score")
-        score = _number(raw, where, "score") if status == "scored" and raw is not None else None
-        if status == "scored" and score is None:
-            raise ConfigError(f"{where}: a scored verdict without a score")
-        rejudge = v.get("rejudge", 0)
-        scores.append(
-            JudgedScore(
-                transcript_id=tid,
-                conversation_id=conv,
-                run=run,
-                metric_id=str(_field(v, where, "metric_id", "metric")),
-                status=status,
-                score=score,
-                rejudge=int(rejudge) if isinstance(rejudge, int) else 0,
-                judge_model=v.get("judge_model") if isinstance(v.get("judge_model"), str) else None,
-            )
-        )
+    scores = tuple(_judged_score(v, h, f"{source}: verdict {i}") for i, (v, h) in enumerate(verdicts))
     meta = doc.get("metadata")
-    judge: str | None = None
-    if isinstance(meta, dict):
-        j = meta.get("judge")
-        if isinstance(j, dict) and isinstance(j.get("model"), str):
-            judge = j["model"]
-        elif isinstance(j, str):
-            judge = j
+    j = meta.get("judge") if isinstance(meta, dict) else None
+    info: Mapping[str, Any] = j if isinstance(j, dict) else {}
+    judge = _optional_str(j) or _optional_str(info.get("model"))
     if judge is None:
         judge = next((s.judge_model for s in scores if s.judge_model), None)
-    return ResultsScores(path=source, judge_model=judge, scores=tuple(scores))
+    return ResultsScores(
+        path=source,
+        judge_model=judge,
+        scores=scores,
+        rubric=_optional_str(info.get("rubric")),
+        granularity=_optional_str(info.get("granularity")),
+        template_hash=_optional_str(info.get("template_hash")),
+    )
 
 
 def read_results(path: str | Path) -> ResultsScores:
@@ -264,18 +282,28 @@ def read_results(path: str | Path) -> ResultsScores:
     return results_adapter(_json(p), source=str(p))
 
 
-def first_judgings(results: ResultsScores) -> dict[tuple[str, str], float]:
-    """``(transcript_id, metric_id) -> score`` of each transcript's scored judging with the
-    lowest re-judge index (re-judgings are for reliability; N/A, criteria-only and
-    JudgeFailure verdicts have no score and are left out)."""
-    best: dict[tuple[str, str], tuple[int, float]] = {}
-    for s in results.scores:
-        if s.score is None:
-            continue
-        key = (s.transcript_id, s.metric_id)
-        if key not in best or s.rejudge < best[key][0]:
-            best[key] = (s.rejudge, s.score)
-    return {k: v for k, (_, v) in best.items()}
+RESULTS_KEYS = frozenset({"records", "verdicts", "metadata"})
+"""Top-level keys that mark a JSON object as a results document (``empath-gate run`` writes
+all three of ``metadata``, ``records``; a hand-made file may hold ``verdicts`` only)."""
+
+
+def results_or_none(path: str | Path) -> ResultsScores | None:
+    """The verdicts of ``path`` when it is a results document (one JSON object with one of
+    :data:`RESULTS_KEYS`), else ``None`` (a list or CSV of rows, JSONL, a peer grid). Raises
+    ConfigError for a missing file, or a ``.json`` file that is not valid JSON."""
+    p = Path(path)
+    text = read_text(p)
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if p.suffix.lower() == ".json":
+            raise ConfigError(f"{p}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
+        return None  # JSONL rows
+    if isinstance(doc, dict) and RESULTS_KEYS & set(doc):
+        return results_adapter(doc, source=str(p))
+    return None
 
 
 # ----------------------------------------------------------------------------- pairs
@@ -345,16 +373,6 @@ def read_pairs(path: str | Path) -> PairsFile:
     return PairsFile(path=str(p), shape="rows", pairs=tuple(pairs))
 
 
-def pair_scores(
-    a: Mapping[tuple[str, str], float], b: Mapping[tuple[str, str], float]
-) -> tuple[tuple[PairedScore, ...], int, int]:
-    """Join two ``(item_id, metric_id) -> score`` maps: ``(pairs, only_in_a, only_in_b)``,
-    pairs sorted by item then metric."""
-    keys = sorted(set(a) & set(b))
-    pairs = tuple(PairedScore(item_id=k[0], metric_id=k[1], a=a[k], b=b[k]) for k in keys)
-    return pairs, len(set(a) - set(b)), len(set(b) - set(a))
-
-
 # ----------------------------------------------------------------------------- standard vs strict
 
 
@@ -385,69 +403,3 @@ def read_standard_vs_strict(path: str | Path) -> tuple[RubricRow, ...]:
     if not rows:
         raise ConfigError(f"{p}: no rows found")
     return tuple(rows)
-
-
-# ----------------------------------------------------------------------------- preferences
-
-
-def _preference_rows(path: Path) -> Iterator[tuple[str, str, str, str]]:
-    """``(location, rater, entry_id, preference)`` of one preferences CSV."""
-    text = _open_text(path)
-    reader = csv.DictReader(text.splitlines())
-    fields = set(reader.fieldnames or ())
-    if "judge_preferred_system" in fields:
-        pref_col, rater_col = "judge_preferred_system", None
-    elif "preferred_system" in fields:
-        pref_col = "preferred_system"
-        rater_col = "clinician" if "clinician" in fields else "rater" if "rater" in fields else None
-        if rater_col is None:
-            raise ConfigError(f"{path}: a preferred_system column needs a 'clinician' or 'rater' column")
-    else:
-        return
-    if "entry_id" not in fields:
-        raise ConfigError(f"{path}: missing the 'entry_id' column")
-    for i, row in enumerate(reader, start=2):
-        rater = "judge" if rater_col is None else (row.get(rater_col) or "").strip()
-        if not rater:
-            raise ConfigError(f"{path}:{i}: empty rater")
-        yield f"{path}:{i}", rater, (row.get("entry_id") or "").strip(), (row.get(pref_col) or "").strip()
-
-
-def read_preferences(directory: str | Path, *, categories: Sequence[str] | None = None) -> Preferences:
-    """One preference per rater and entry from the CSV files of ``directory`` (module
-    docstring). Values in :data:`NO_PREFERENCE` become ``None``. ``categories``: the allowed
-    preferences; by default the distinct other values found, which must be exactly two.
-    Raises ConfigError for conflicting rows of one entry, a value outside ``categories``, or
-    a directory with no preference file."""
-    d = Path(directory)
-    if not d.is_dir():
-        raise ConfigError(f"{d}: not a directory of preference CSV files")
-    raters: list[str] = []
-    ratings: dict[str, dict[str, str | None]] = {}
-    found: list[str] = []
-    for path in sorted(d.glob("*.csv")):
-        for where, rater, entry, pref in _preference_rows(path):
-            value = None if pref.lower() in NO_PREFERENCE else pref
-            if rater not in ratings:
-                raters.append(rater)
-                ratings[rater] = {}
-            if entry in ratings[rater] and ratings[rater][entry] != value:
-                raise ConfigError(
-                    f"{where}: {rater} prefers {value!r} for {entry} here but "
-                    f"{ratings[rater][entry]!r} in an earlier row; one preference per entry"
-                )
-            ratings[rater][entry] = value
-            if value is not None and value not in found:
-                found.append(value)
-    if not ratings:
-        raise ConfigError(f"{d}: no CSV file with a preferred_system or judge_preferred_system column")
-    cats = tuple(categories) if categories is not None else tuple(sorted(found))
-    if len(cats) != 2 and categories is None:
-        raise ConfigError(
-            f"{d}: expected two preference categories (e.g. System_A, System_B), found {list(cats)}"
-        )
-    for rater, entries in ratings.items():
-        for entry, value in entries.items():
-            if value is not None and value not in cats:
-                raise ConfigError(f"{d}: {rater} prefers {value!r} for {entry}, not one of {list(cats)}")
-    return Preferences(raters=tuple(raters), ratings=ratings, categories=cats)

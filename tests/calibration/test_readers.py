@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from empath_gate.analysis.readers import (
-    first_judgings,
-    pair_scores,
+from empath_gate.calibration.pairing import first_judgings, pair_scores
+from empath_gate.calibration.preferences import read_preferences
+from empath_gate.calibration.readers import (
     read_gold,
     read_pairs,
-    read_preferences,
     read_results,
     read_standard_vs_strict,
     results_adapter,

@@ -6,15 +6,14 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from empath_gate.analysis.agreement import (
+from empath_gate.calibration.agreement import (
     PairedScore,
     _rowwise_kappa,
     agreement,
     agreement_figures,
-    categorical_agreement,
-    gwet_ac1,
     quadratic_weighted_kappa,
 )
+from empath_gate.calibration.categorical import categorical_agreement, gwet_ac1
 
 
 def test_weighted_kappa_closed_form_equals_confusion_matrix() -> None:
@@ -83,3 +82,48 @@ def test_categorical_agreement_leaves_out_missing_and_ties() -> None:
     r = categorical_agreement(ra, rb, ("A", "B"), rater_a="x", rater_b="y", n_resamples=200)
     assert r.items == ("e1", "e2") and r.n == 2 and r.agreements == 1 and r.left_out == 2
     assert r.agreement == 0.5
+
+
+def test_cluster_bootstrap_resamples_whole_clusters() -> None:
+    # ten transcripts, each with two pairs: one identical, one a point apart
+    a = [5.0, 5.0] * 10
+    b = [5.0, 6.0] * 10
+    clusters = [f"t{i // 2}" for i in range(20)]
+    by_cluster = agreement_figures(a, b, clusters=clusters, n_resamples=300)
+    by_pair = agreement_figures(a, b, n_resamples=300)
+    assert by_cluster.units == 10 and by_pair.units is None
+    assert by_cluster.exact.value == by_pair.exact.value == 0.5
+    # every cluster holds one exact pair of two: every resample of clusters has share 0.5
+    assert (by_cluster.exact.ci_low, by_cluster.exact.ci_high) == (0.5, 0.5)
+    assert by_pair.exact.ci_low is not None and by_pair.exact.ci_high is not None
+    assert by_pair.exact.ci_low < 0.5 < by_pair.exact.ci_high
+    # one cluster per pair is the plain bootstrap, figure for figure
+    singletons = agreement_figures(a, b, clusters=[f"p{i}" for i in range(20)], n_resamples=300)
+    assert singletons == by_pair
+    with pytest.raises(ValueError, match="one cluster label per pair"):
+        agreement_figures(a, b, clusters=["x"])
+
+
+def test_cluster_replicates_match_the_plain_figures_on_each_resample() -> None:
+    rng = np.random.default_rng(3)
+    a = rng.integers(1, 11, 24).astype(float)
+    b = np.clip(a + rng.integers(-2, 3, 24), 1, 10)
+    clusters = [f"c{i // 3}" for i in range(24)]
+    f = agreement_figures(a, b, clusters=clusters, n_resamples=200)
+    assert f.pearson.value == pytest.approx(sps.pearsonr(a, b).statistic)
+    assert f.spearman.value == pytest.approx(sps.spearmanr(a, b).statistic)
+    for e in (f.exact, f.pearson, f.spearman, f.kappa_quadratic, f.krippendorff_alpha):
+        assert e.value is not None and e.ci_low is not None and e.ci_high is not None
+        assert e.ci_low <= e.value <= e.ci_high
+    assert agreement_figures(a, b, clusters=clusters, n_resamples=200) == f  # seeded
+
+
+def test_per_metric_minimum_counts_clusters() -> None:
+    pairs = [
+        PairedScore(item_id=f"t{i // 6}#{i % 6}", metric_id="m", a=8, b=8 - i % 2, cluster=f"t{i // 6}")
+        for i in range(24)
+    ]
+    report = agreement(pairs, n_resamples=100)
+    (m,) = report.metrics
+    assert m.n == 24 and m.figures is None and m.note == "too few: n=4 clusters < 10"
+    assert report.pooled.n == 24 and report.pooled.units == 4
