@@ -69,7 +69,10 @@ def record_for(transcript: Transcript, verdicts: Sequence[MetricVerdict], path: 
     unpriced = sum(
         1 for t in transcript.turns if t.model is not None and t.cost_usd is None and t.cache != "hit"
     )
+    from empath_gate.conversation.transcript import auditor_tally
+
     events = [e for t in transcript.turns for e in t.events] + list(transcript.events)
+    auditor = auditor_tally(transcript)
     return RunRecord(
         transcript_id=transcript.transcript_id,
         conversation_id=transcript.conversation_id,
@@ -88,8 +91,10 @@ def record_for(transcript: Transcript, verdicts: Sequence[MetricVerdict], path: 
         cost_usd=transcript.cost_usd,
         calls=calls,
         unpriced_calls=unpriced,
-        auditor_fallbacks=sum(1 for e in events if e.kind == "fallback"),
-        auditor_refusals=sum(1 for e in events if e.kind == "auditor_refusal"),
+        auditor_fallbacks=auditor.fallbacks,
+        auditor_refusals=auditor.refusals_recovered,
+        auditor_turns=auditor.turns,
+        auditor_fallback_reasons=auditor.fallback_reasons,
         verdicts=tuple(verdicts),
     )
 

@@ -24,9 +24,12 @@ generated crisis traffic away from real counsellors. Never point the tool at a p
 deployment that routes to people. No provider key from the environment is ever sent to an
 HTTP target (the OpenAI client gets a placeholder key; authenticate through the headers).
 
-**Caching**: model targets are cached (the system prompt's sha256 is in every key). Callable
-and HTTP targets are cached only when ``Settings.target_version`` is set, because their code
-can change behind an unchanged prompt.
+**Caching**: model targets are cached (the system prompt's sha256 is in the target's key,
+with the endpoint). Callable and HTTP targets are cached only when ``Settings.target_version``
+is set, because their code can change behind an unchanged prompt; an HTTP target's key holds
+its URL without credentials and the names and value digests of its non-secret headers
+(:mod:`empath_gate.llm.keying`). A reply a content filter blocked is cached like any other: it
+is evidence of the target's behaviour. A reply that raised is never cached.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from empath_gate.conversation.transcript import Event, Usage
 from empath_gate.errors import ConfigError, ProviderError
 from empath_gate.llm.cache import Cache
 from empath_gate.llm.client import CacheStatus, Completion, complete, utc_now
+from empath_gate.llm.keying import endpoint_identity
 from empath_gate.settings import RoleSettings, Settings, redact_url
 
 CONVERSATION_ID_HEADER = "X-Empath-Conversation-Id"
@@ -262,8 +266,9 @@ class _VersionedTarget(Target):
     """A target whose code can change behind an unchanged prompt (HTTP, callable): replies are
     cached only when ``Settings.target_version`` is set, keyed by it (module docstring)."""
 
-    def __init__(self, description: str, settings: Settings) -> None:
+    def __init__(self, description: str, settings: Settings, key_name: str | None = None) -> None:
         self.description = description
+        self.key_name = key_name or description
         self.version = settings.target_version
         self.cacheable = settings.target_version is not None
         self.prompt_hash = _optional_prompt_hash(settings.target_system_prompt)
@@ -271,7 +276,7 @@ class _VersionedTarget(Target):
     def _key_parts(self, run: int, conversation_id: str) -> dict[str, object]:
         """The cache-key parts naming this target's reply in run ``run`` of ``conversation_id``."""
         return {
-            "target": self.description,
+            "target": self.key_name,
             "target_version": self.version,
             "run": run,
             "conversation_id": conversation_id,
@@ -296,7 +301,7 @@ class HttpTarget(_VersionedTarget):
                 "api_key": key if key is not None else SecretStr(_HTTP_PLACEHOLDER_KEY),
             }
         )
-        super().__init__(redact_url(url), settings)
+        super().__init__(redact_url(url), settings, key_name=endpoint_identity(base))
         self.synthetic_header = settings.synthetic_header
         self._env = env
         target_headers(env)  # fail fast (ConfigError) on malformed header variables

@@ -111,3 +111,60 @@ class Transcript(BaseModel):
     @property
     def target_filtered(self) -> int:
         return sum(1 for t in self.turns for e in t.events if e.kind == "filtered" and e.role == "target")
+
+
+class AuditorTally(BaseModel):
+    """How the LLM auditor did on one transcript, counted from its events (all 0 for the
+    scripted auditor).
+
+    * ``turns``: user turns the LLM auditor was asked for: its own and the script's fallback
+      turns, plus one for a fallback that ended the conversation (no script turn left).
+    * ``fallbacks``: ``fallback`` events (the script's turn replaced unusable replies, or ended
+      the conversation); ``fallback_reasons``: their count per cause of the last bad reply
+      (``refusal``, ``assistant_voice``, ``instruction_leak``, ``narration``, ``empty``,
+      ``early_end``).
+    * ``refusals_recovered`` / ``breaks_recovered``: refusals / other breaks followed by a
+      usable retry (the turn is still the auditor's: the transcript is not degraded).
+    * ``fallback_share``: ``fallbacks / turns`` (0.0 when ``turns`` is 0).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    turns: int = 0
+    fallbacks: int = 0
+    fallback_reasons: dict[str, int] = Field(default_factory=dict)
+    refusals_recovered: int = 0
+    breaks_recovered: int = 0
+
+    @property
+    def fallback_share(self) -> float:
+        return self.fallbacks / self.turns if self.turns else 0.0
+
+
+def auditor_tally(transcript: Transcript) -> AuditorTally:
+    """The :class:`AuditorTally` of ``transcript`` (pure). A refusal or break event without an
+    ``outcome`` (a transcript of an earlier version) counts as recovered when it sits on a turn
+    the auditor wrote itself."""
+    turns = sum(1 for t in transcript.turns if t.role == "user" and t.source in ("auditor", "fallback"))
+    reasons: dict[str, int] = {}
+    fallbacks = recovered_refusals = recovered_breaks = 0
+    placed: list[tuple[str | None, Event]] = [(t.source, e) for t in transcript.turns for e in t.events]
+    placed += [(None, e) for e in transcript.events]
+    for source, e in placed:
+        if e.kind == "fallback":
+            fallbacks += 1
+            reason = str(e.detail.get("reason"))
+            reasons[reason] = reasons.get(reason, 0) + 1
+            turns += "ended" in e.detail
+        elif e.kind in ("auditor_refusal", "auditor_break"):
+            outcome = e.detail.get("outcome")
+            if outcome == "retried" or (outcome is None and source == "auditor"):
+                recovered_refusals += e.kind == "auditor_refusal"
+                recovered_breaks += e.kind == "auditor_break"
+    return AuditorTally(
+        turns=turns,
+        fallbacks=fallbacks,
+        fallback_reasons=dict(sorted(reasons.items())),
+        refusals_recovered=recovered_refusals,
+        breaks_recovered=recovered_breaks,
+    )

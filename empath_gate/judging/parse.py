@@ -19,8 +19,9 @@ reply (a fence that appears inside a string field is content, not a wrapper)::
 
 Scores: an integer of the scale (a JSON integer, an integral JSON number such as ``7.0``, a
 numeric string ``"7"``, or ``"7/10"`` only when the denominator equals the scale's maximum), or
-``"N/A"`` (any case). Criterion states are ``PASS``, ``FAIL`` or ``N/A`` in any case. Rejected,
-never clamped or rounded: prose (``"8 out of 10"``), non-integers
+``"N/A"`` (any case). Digits are ASCII ``0-9`` only (a full-width ``"７"`` is rejected), in
+scores, turn indices and ``confirm_turn`` alike. Criterion states are ``PASS``, ``FAIL`` or
+``N/A`` in any case. Rejected, never clamped or rounded: prose (``"8 out of 10"``), non-integers
 (``"0.75"``, ``7.5``), out-of-range values (``0``, ``11``), booleans. Missing metrics or
 criteria and unknown metrics or criteria are errors. Any other key the judge adds (a
 ``pass``/``fail`` flag, an overall verdict) is ignored: pass/fail comes only from the gate.
@@ -52,8 +53,10 @@ from empath_gate.judging.verdict import CriterionState
 Rubric = Literal["strict", "standard"]
 
 _FENCE = re.compile(r"\A```(?:[A-Za-z0-9_+-]+)?[ \t]*\n?(?P<body>.*?)\s*```\Z", re.DOTALL)
-_INT = re.compile(r"[+-]?\d+")
-_FRACTION = re.compile(r"(?P<num>\d+)\s*/\s*(?P<den>\d+)")
+_INT = re.compile(r"[+-]?[0-9]+")
+_FRACTION = re.compile(r"(?P<num>[0-9]+)[ \t]*/[ \t]*(?P<den>[0-9]+)")
+"""Digits are ASCII only: ``int()`` would read ``"７"`` (full-width) or ``"٧"`` as 7, and a score
+the judge did not write in the requested form is a parse error, never a guess."""
 _STATES: dict[str, CriterionState] = {"PASS": "PASS", "FAIL": "FAIL", "N/A": "N/A"}
 
 

@@ -64,6 +64,17 @@ class JudgeFailure(BaseModel):
     detail: str
 
 
+class JudgeAttempt(BaseModel):
+    """One time the judge was asked for this verdict: the ``seed`` sent (0 <= seed < 2**31) and,
+    when that ask gave no usable reply, its ``failure`` reason (None: this ask gave the reply
+    the verdict comes from). An unparseable or refused reply is asked again with a new seed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    seed: int = Field(ge=0)
+    failure: FailureReason | None = None
+
+
 class MetricVerdict(BaseModel):
     """The judged outcome of one metric on one transcript.
 
@@ -71,7 +82,10 @@ class MetricVerdict(BaseModel):
     only value that counts in statistics). ``rubric`` is ``strict`` or ``standard``;
     ``mode`` the structured-output mode used (``json_schema`` or ``prompt``; ``None`` offline);
     ``unverified_citations`` counts citations not found in the cited turn.
-    ``rejudge`` is the re-judge index (0 for the first judging).
+    ``rejudge`` is the re-judge index (0 for the first judging). ``judge_attempts`` lists every
+    ask of the LLM judge behind this verdict, in order (one, or up to three when unparseable or
+    refused replies were asked again; empty offline): ``len(judge_attempts)`` is how many times
+    the judge was asked, each with its seed.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -92,6 +106,7 @@ class MetricVerdict(BaseModel):
     unverified_citations: int = 0
     disagreements: int = 0
     rejudge: int = 0
+    judge_attempts: tuple[JudgeAttempt, ...] = ()
 
     @model_validator(mode="after")
     def _state_is_consistent(self) -> MetricVerdict:

@@ -1,17 +1,26 @@
 """A content-addressed on-disk cache of model replies (default ``.empath-cache/``).
 
 The key is the sha256 of the canonical JSON (sorted keys, no whitespace, UTF-8) of every
-input that can change a reply: role, model, every sampling parameter, the seed, the
-system-prompt hash, the full message list, the prompt-template version, the run index, and for
-the judge its re-judge index. Callers pass these as a ``key_parts`` mapping; the client builds
-the common part and each caller adds its own (``cache_extra``). Leaving the run index out
-would make the N runs of a conversation one sample repeated N times.
+input that can change a reply: role, model, the role's endpoint, every sampling parameter,
+the seed, the full message list, the non-secret request headers (names and value digests),
+for the embedded local model the sha256 of its weights, and what each caller adds
+(``cache_extra``): the target's system-prompt hash, the prompt-template version, the run index,
+for the judge its re-judge index. The client builds the common part
+(:mod:`empath_gate.llm.keying` names the endpoint, headers and weights). Leaving the run index
+out would make the N runs of a conversation one sample repeated N times.
 
-Layout: ``<root>/v1/<key[:2]>/<key>.json``, each file one JSON object (the stored reply).
+Only usable replies are stored: the client asks the caller whether a reply is usable before
+writing it (a judge reply that parses, an auditor message in character; a target reply that a
+content filter blocked is evidence and is stored), so a failure is asked again on the next run
+instead of being replayed.
+
+Layout: ``<root>/v2/<key[:2]>/<key>.json``, each file one JSON object (the stored reply).
 Writes go to a temporary file in the same directory and are renamed over the target with
 ``os.replace`` (atomic on POSIX and Windows), so concurrent writers (asyncio tasks, xdist
 workers, several processes) never leave a torn file; two writers of the same key write the
 same content, and the last rename wins. A file that does not parse is treated as a miss.
+Entries of an older key format (``<root>/v1/``…) are never read; the first :class:`Cache`
+opened on a root in a process reports how many there are, in one line.
 
 Modes: ``use`` reads and writes; ``refresh`` never reads, always writes (overwrites);
 ``off`` neither reads nor writes.
@@ -26,17 +35,24 @@ import contextlib
 import hashlib
 import json
 import os
+import re
+import sys
 import tempfile
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from empath_gate.settings import is_secret_name
 
 CacheMode = Literal["use", "off", "refresh"]
-CACHE_FORMAT = "v1"
-"""Layout/format version; part of every key and of the directory name."""
+CACHE_FORMAT = "v2"
+"""Layout/format version; part of every key and of the directory name. ``v1`` keys left out
+the endpoint, the request headers and the local weights, and stored failed replies."""
+
+_OLD_FORMAT = re.compile(r"v[0-9]+")
+_reported_roots: set[Path] = set()
+_reported_lock = threading.Lock()
 
 
 def canonical_json(value: object) -> str:
@@ -68,14 +84,50 @@ def cache_key(key_parts: Mapping[str, object]) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+def old_format_entries(root: Path) -> int:
+    """How many entry files ``root`` holds in key formats other than :data:`CACHE_FORMAT`
+    (folders ``v1``, ``v3``… directly under ``root``); 0 when there are none or ``root`` is
+    missing."""
+    count = 0
+    try:
+        folders = [d for d in root.iterdir() if d.is_dir() and _OLD_FORMAT.fullmatch(d.name)]
+    except OSError:
+        return 0
+    for folder in folders:
+        if folder.name != CACHE_FORMAT:
+            count += sum(1 for _ in folder.glob("*/*.json"))
+    return count
+
+
+def old_format_line(root: Path, count: int) -> str:
+    """The one line that reports ``count`` ignored old-format entries under ``root``."""
+    return (
+        f"empath-gate: cache: ignoring {count} entries in an old key format under {root} "
+        f"(this version reads only {root / CACHE_FORMAT}; delete the other folders to free the space)"
+    )
+
+
+def _print_line(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
 class Cache:
     """The reply cache under ``root`` in ``mode`` (``use`` | ``off`` | ``refresh``).
 
     ``hits``, ``misses`` and ``writes`` count this object's operations (this process only).
     Thread- and process-safe: reads never see partial files, writes are atomic renames.
+    The first Cache of a root in a process (mode ``use`` or ``refresh``) counts the entries in
+    an older key format under ``root`` (never read) into ``old_entries`` and reports a non-zero
+    count once, in one line through ``notice`` (default: stderr); later ones leave it 0.
     """
 
-    def __init__(self, root: Path | str = Path(".empath-cache"), *, mode: CacheMode = "use") -> None:
+    def __init__(
+        self,
+        root: Path | str = Path(".empath-cache"),
+        *,
+        mode: CacheMode = "use",
+        notice: Callable[[str], None] | None = None,
+    ) -> None:
         if mode not in ("use", "off", "refresh"):
             raise ValueError(f"cache mode must be use, off or refresh, not {mode!r}")
         self.root = Path(root)
@@ -85,6 +137,19 @@ class Cache:
         self.writes = 0
         self._lock = threading.Lock()
         self._made_dirs: set[Path] = set()
+        self.old_entries = 0
+        if mode != "off":
+            self._report_old_entries(notice or _print_line)
+
+    def _report_old_entries(self, notice: Callable[[str], None]) -> None:
+        resolved = self.root.resolve()
+        with _reported_lock:
+            if resolved in _reported_roots:
+                return
+            _reported_roots.add(resolved)
+        self.old_entries = old_format_entries(self.root)
+        if self.old_entries:
+            notice(old_format_line(self.root, self.old_entries))
 
     @staticmethod
     def key(key_parts: Mapping[str, object]) -> str:
@@ -112,6 +177,13 @@ class Cache:
                 return value
             self.misses += 1
         return None
+
+    def reject(self, key: str) -> None:
+        """Count the entry of ``key`` just read by :meth:`get` as a miss: its caller could not
+        use it (a reply an older version stored); the next usable reply overwrites it."""
+        with self._lock:
+            self.hits -= 1
+            self.misses += 1
 
     def put(self, key: str, value: Mapping[str, Any]) -> Path | None:
         """Store ``value`` (a JSON object) under ``key`` atomically; no-op in mode ``off``.

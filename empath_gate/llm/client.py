@@ -3,9 +3,10 @@
 :func:`complete` makes one chat call for a role (target, auditor or judge): it normalises the
 messages for the provider, looks the reply up in the cache, calls ``litellm.acompletion``
 (bounded by a per-model semaphore), retries 429/5xx/connection/timeout failures with
-exponential backoff and full jitter, classifies every failure into a
-:class:`~empath_gate.errors.ProviderError`, prices the call from litellm's cost map, and
-returns a frozen :class:`Completion`.
+exponential backoff and full jitter (:mod:`empath_gate.llm.retry`), classifies every failure
+into a :class:`~empath_gate.errors.ProviderError`, prices the call from litellm's cost map,
+stores the reply in the cache when the caller says it is usable, and returns a frozen
+:class:`Completion`.
 
 litellm is imported lazily on the first call (it takes seconds), with
 ``LITELLM_LOCAL_MODEL_COST_MAP=True`` set first (it would otherwise try to download its price
@@ -23,24 +24,37 @@ import asyncio
 import datetime as dt
 import inspect
 import os
-import random
 import threading
 import time
-import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from empath_gate.conversation.transcript import Event, Usage
-from empath_gate.errors import ProviderError
 from empath_gate.llm.cache import Cache
-from empath_gate.llm.classify import classify, redact_secrets
+from empath_gate.llm.keying import endpoint_identity, header_identity, weights_sha256
 from empath_gate.llm.normalize import normalize_messages, rules_for
+from empath_gate.llm.retry import backoff_delay, call_with_retries
 from empath_gate.settings import RoleSettings
 
 Role = Literal["target", "auditor", "judge"]
 CacheStatus = Literal["hit", "miss", "off"]
+
+__all__ = [
+    "CacheStatus",
+    "ChatFn",
+    "Completion",
+    "Role",
+    "UsableFn",
+    "backoff_delay",
+    "complete",
+    "estimate_cost",
+    "register_chat_provider",
+    "supports_json_schema",
+    "usable_by_default",
+    "utc_now",
+]
 
 ChatFn = Callable[..., Mapping[str, Any] | Awaitable[Mapping[str, Any]]]
 """A chat function for :func:`register_chat_provider`:
@@ -62,8 +76,8 @@ class Completion(BaseModel):
     * ``model``: the model id the provider reported (else the requested one).
     * ``usage``: tokens; ``cost_usd``: USD spent by this call from litellm's cost map,
       ``None`` when the model has no price there (never a guess), ``0.0`` on a cache hit.
-    * ``cache``: ``hit`` (served from the cache, no provider call), ``miss`` (called, then
-      stored), ``off`` (called, cache not used).
+    * ``cache``: ``hit`` (served from the cache, no provider call), ``miss`` (called; stored
+      when the caller found it usable), ``off`` (called, cache not used).
     * ``events``: ``retry`` events (one per retried failure: attempt, kind, status, delay) and
       a ``system_folded`` event when the system prompt was folded into the first user turn.
     * ``mode``: the structured-output mode requested (``json_schema``, ``json_object``) or None.
@@ -250,130 +264,71 @@ def _price(lib: Any, resp: Any) -> float | None:
     return value if value >= 0 else None
 
 
-# --------------------------------------------------------------------------- concurrency
-
-_semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _semaphore(model: str, limit: int) -> asyncio.Semaphore:
-    """One semaphore per (event loop, model): at most ``limit`` calls in flight to a model.
-    The first caller's limit sizes it."""
-    loop = asyncio.get_running_loop()
-    per_loop = _semaphores.get(loop)
-    if per_loop is None:
-        per_loop = {}
-        _semaphores[loop] = per_loop
-    sem = per_loop.get(model)
-    if sem is None:
-        sem = asyncio.Semaphore(limit)
-        per_loop[model] = sem
-    return sem
-
-
-def backoff_delay(attempt: int, settings: RoleSettings, rng: random.Random | None = None) -> float:
-    """Seconds to wait before retry ``attempt`` (0-based): full jitter over
-    ``min(retry_max_delay_s, retry_base_delay_s * 2**attempt)`` (the "full jitter" scheme of
-    exponential backoff, AWS Architecture Blog, 2015)."""
-    cap = min(settings.retry_max_delay_s, settings.retry_base_delay_s * (2**attempt))
-    return (rng or random).uniform(0, cap)
-
-
 # --------------------------------------------------------------------------- the call
 
-_RESERVED_KEY_PARTS = frozenset({"role", "model", "params", "seed", "messages"})
+_RESERVED_KEY_PARTS = frozenset(
+    {"role", "model", "params", "seed", "messages", "endpoint", "request_headers", "weights_sha256"}
+)
+
+UsableFn = Callable[[Completion], bool]
+"""Whether a reply may be stored in (and served from) the cache: ``fn(completion) -> bool``."""
 
 
-async def complete(
+def usable_by_default(role: str) -> UsableFn:
+    """The storage rule when the caller gives none: a target reply is always stored (a content
+    filter on the target is evidence of the target's behaviour); an auditor or judge reply
+    blocked by a content filter is an infrastructure failure and is never stored."""
+    if role == "target":
+        return lambda _completion: True
+    return lambda completion: not completion.filtered
+
+
+def _key_parts(
     role: str,
     settings: RoleSettings,
-    messages: list[dict[str, Any]],
+    sent: list[dict[str, Any]],
     *,
     seed: int | None,
-    cache: Cache | None,
+    response_format: dict[str, Any] | None,
+    headers: Mapping[str, str] | None,
     cache_extra: Mapping[str, object],
-    response_format: dict[str, Any] | None = None,
-    headers: Mapping[str, str] | None = None,
-) -> Completion:
-    """One chat completion for ``role`` with ``settings`` (model, parameters, retries).
-
-    ``messages``: OpenAI-style ``{"role", "content"}`` dicts (normalised here, see
-    :mod:`empath_gate.llm.normalize`). ``seed``: sent when ``settings.send_seed`` (and part of
-    the cache key either way). ``cache``: None or a Cache; ``cache_extra``: further key parts
-    (system-prompt hash, template version, run index, re-judge index…; JSON values).
-    ``response_format``: passed to the provider as is. ``headers``: extra HTTP headers (for
-    HTTP targets); never cached, logged or returned.
-
-    Returns a :class:`Completion` (check ``filtered``). Raises :class:`ProviderError` with
-    ``kind``/``retryable`` after the last retry, or at once for non-retryable kinds
-    (authentication, bad_request, context_exceeded, content_policy, not_found, unknown); raises
-    ValueError for a missing model or a clash between ``cache_extra`` and the client's own key
-    parts.
-    """
-    if role not in ("target", "auditor", "judge"):
-        raise ValueError(f"role must be target, auditor or judge, not {role!r}")
-    role_name = cast(Role, role)
-    if not settings.model:
-        raise ValueError(f"no model configured for the {role}")
-    clash = _RESERVED_KEY_PARTS.intersection(cache_extra)
-    if clash:
-        raise ValueError(f"cache_extra may not redefine {sorted(clash)}")
-    model = settings.model
-    rules = rules_for(model, system_role=settings.system_role)
-    norm = normalize_messages(messages, rules)
-    sent = [dict(m) for m in norm.messages]
-    events: list[Event] = []
-    if norm.system_folded:
-        events.append(Event(kind="system_folded", role=role_name, detail={"model": model}))
-    mode = str(response_format.get("type")) if response_format else None
-    started = utc_now()
-    t0 = time.perf_counter()
-
-    key: str | None = None
-    if cache is not None and cache.mode != "off":
-        params = {
+) -> dict[str, object]:
+    """Every input that can change the reply of this call (see :mod:`empath_gate.llm.cache`)."""
+    model = settings.model or ""
+    parts: dict[str, object] = {
+        "role": role,
+        "model": model,
+        "endpoint": endpoint_identity(settings.api_base),
+        "params": {
             "temperature": settings.temperature,
             "max_tokens": settings.max_tokens,
             "extra": settings.extra,
             "response_format": response_format,
             "send_seed": settings.send_seed,
-        }
-        key = cache.key(
-            {
-                "role": role,
-                "model": model,
-                "params": params,
-                "seed": seed,
-                "messages": sent,
-                **cache_extra,
-            }
-        )
-        stored = cache.get(key)
-        if stored is not None:
-            return Completion(
-                role=role_name,
-                content=stored.get("content"),
-                finish_reason=stored.get("finish_reason"),
-                model=stored.get("model"),
-                usage=Usage(**(stored.get("usage") or {})),
-                cost_usd=0.0,
-                system_fingerprint=stored.get("system_fingerprint"),
-                cache="hit",
-                events=tuple(events),
-                tool_calls=tuple(stored.get("tool_calls") or ()),
-                mode=mode,
-                system_folded=norm.system_folded,
-                attempts=0,
-                latency_s=time.perf_counter() - t0,
-                cache_key=key,
-                started_at=started,
-                ended_at=utc_now(),
-            )
+        },
+        "seed": seed,
+        "messages": sent,
+        "request_headers": header_identity(headers),
+        **cache_extra,
+    }
+    if model.split("/", 1)[0] == "local" and _providers.get("local") is None:
+        parts["weights_sha256"] = weights_sha256(model)
+    return parts
 
-    lib = _lib()
+
+def _provider_kwargs(
+    settings: RoleSettings,
+    sent: list[dict[str, Any]],
+    *,
+    seed: int | None,
+    response_format: dict[str, Any] | None,
+    headers: Mapping[str, str] | None,
+) -> dict[str, Any]:
+    """The keyword arguments of ``litellm.acompletion`` for this call (credentials included)."""
     kwargs: dict[str, Any] = dict(settings.extra)
-    kwargs.update(model=model, messages=sent, timeout=settings.timeout_s, max_retries=0, drop_params=True)
+    kwargs.update(
+        model=settings.model, messages=sent, timeout=settings.timeout_s, max_retries=0, drop_params=True
+    )
     if settings.api_base:
         kwargs["api_base"] = settings.api_base
     if settings.api_key is not None:
@@ -388,88 +343,143 @@ async def complete(
         kwargs["response_format"] = response_format
     if headers:
         kwargs["extra_headers"] = dict(headers)
-    secrets = [settings.api_key.get_secret_value()] if settings.api_key is not None else []
-    secrets += list((headers or {}).values())
+    return kwargs
 
-    sem = _semaphore(model, settings.concurrency)
-    attempt = 0
-    while True:
-        try:
-            async with sem:
-                resp = await asyncio.wait_for(lib.acompletion(**kwargs), settings.timeout_s + 5.0)
-            choices = getattr(resp, "choices", None) or []
-            if not choices:
-                raise ProviderError(f"{model} returned no choices", kind="server", retryable=True)
-            break
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            err = classify(exc)
-            message = redact_secrets(str(err), extra=secrets)
-            if not err.retryable or attempt >= settings.max_retries:
-                tries = f" after {attempt + 1} attempts" if attempt else ""
-                raise ProviderError(
-                    f"{role} call to {model} failed{tries} ({err.kind}): {message}",
-                    kind=err.kind,
-                    retryable=err.retryable,
-                    status_code=err.status_code,
-                ) from None
-            delay = backoff_delay(attempt, settings)
-            events.append(
-                Event(
-                    kind="retry",
-                    role=role_name,
-                    detail={
-                        "attempt": attempt + 1,
-                        "kind": err.kind,
-                        "status": err.status_code,
-                        "delay_s": round(delay, 3),
-                    },
-                )
-            )
-            await asyncio.sleep(delay)
-            attempt += 1
 
-    choice = choices[0]
+def _from_response(lib: Any, resp: Any, settings: RoleSettings, **meta: Any) -> Completion:
+    """A Completion of a provider response (its first choice); ``meta`` fills the call fields."""
+    choice = resp.choices[0]
     msg = getattr(choice, "message", None)
     content = getattr(msg, "content", None)
     raw_calls = getattr(msg, "tool_calls", None) or []
-    tool_calls = tuple(tc.model_dump() if hasattr(tc, "model_dump") else dict(tc) for tc in raw_calls)
     u = getattr(resp, "usage", None)
-    usage = Usage(
-        prompt_tokens=getattr(u, "prompt_tokens", None) if u is not None else None,
-        completion_tokens=getattr(u, "completion_tokens", None) if u is not None else None,
-    )
-    completion = Completion(
-        role=role_name,
+    local = bool(settings.model and settings.model.startswith("local/"))
+    return Completion(
         content=content if isinstance(content, str) or content is None else str(content),
         finish_reason=getattr(choice, "finish_reason", None),
-        model=getattr(resp, "model", None) or model,
-        usage=usage,
-        cost_usd=0.0 if settings.model and settings.model.startswith("local/") else _price(lib, resp),
+        model=getattr(resp, "model", None) or settings.model,
+        usage=Usage(
+            prompt_tokens=getattr(u, "prompt_tokens", None) if u is not None else None,
+            completion_tokens=getattr(u, "completion_tokens", None) if u is not None else None,
+        ),
+        cost_usd=0.0 if local else _price(lib, resp),
         system_fingerprint=getattr(resp, "system_fingerprint", None),
-        cache="miss" if key is not None else "off",
-        events=tuple(events),
-        tool_calls=tool_calls,
-        mode=mode,
-        system_folded=norm.system_folded,
-        attempts=attempt + 1,
-        latency_s=time.perf_counter() - t0,
-        cache_key=key,
-        started_at=started,
-        ended_at=utc_now(),
+        tool_calls=tuple(tc.model_dump() if hasattr(tc, "model_dump") else dict(tc) for tc in raw_calls),
+        **meta,
     )
-    if cache is not None and key is not None:
-        cache.put(
-            key,
-            {
-                "content": completion.content,
-                "finish_reason": completion.finish_reason,
-                "model": completion.model,
-                "usage": usage.model_dump(),
-                "cost_usd": completion.cost_usd,
-                "system_fingerprint": completion.system_fingerprint,
-                "tool_calls": list(tool_calls),
-            },
-        )
+
+
+def _from_stored(stored: Mapping[str, Any], **meta: Any) -> Completion:
+    """A Completion served from a cache entry (no provider call, cost 0)."""
+    return Completion(
+        content=stored.get("content"),
+        finish_reason=stored.get("finish_reason"),
+        model=stored.get("model"),
+        usage=Usage(**(stored.get("usage") or {})),
+        cost_usd=0.0,
+        system_fingerprint=stored.get("system_fingerprint"),
+        cache="hit",
+        tool_calls=tuple(stored.get("tool_calls") or ()),
+        attempts=0,
+        **meta,
+    )
+
+
+def _stored_value(completion: Completion) -> dict[str, Any]:
+    return {
+        "content": completion.content,
+        "finish_reason": completion.finish_reason,
+        "model": completion.model,
+        "usage": completion.usage.model_dump(),
+        "cost_usd": completion.cost_usd,
+        "system_fingerprint": completion.system_fingerprint,
+        "tool_calls": list(completion.tool_calls),
+    }
+
+
+def _checked_call(role: str, settings: RoleSettings, cache_extra: Mapping[str, object]) -> Role:
+    """``role`` as a Role; ValueError for an unknown role, a missing model or a clash between
+    ``cache_extra`` and the client's own key parts."""
+    if role not in ("target", "auditor", "judge"):
+        raise ValueError(f"role must be target, auditor or judge, not {role!r}")
+    if not settings.model:
+        raise ValueError(f"no model configured for the {role}")
+    clash = _RESERVED_KEY_PARTS.intersection(cache_extra)
+    if clash:
+        raise ValueError(f"cache_extra may not redefine {sorted(clash)}")
+    return cast(Role, role)
+
+
+async def complete(
+    role: str,
+    settings: RoleSettings,
+    messages: list[dict[str, Any]],
+    *,
+    seed: int | None,
+    cache: Cache | None,
+    cache_extra: Mapping[str, object],
+    response_format: dict[str, Any] | None = None,
+    headers: Mapping[str, str] | None = None,
+    usable: UsableFn | None = None,
+) -> Completion:
+    """One chat completion for ``role`` with ``settings`` (model, parameters, retries).
+
+    ``messages``: OpenAI-style ``{"role", "content"}`` dicts (normalised here, see
+    :mod:`empath_gate.llm.normalize`). ``seed``: sent when ``settings.send_seed`` (and part of
+    the cache key either way). ``cache``: None or a Cache; ``cache_extra``: further key parts
+    (system-prompt hash, template version, run index, re-judge index…; JSON values).
+    ``response_format``: passed to the provider as is. ``headers``: extra HTTP headers (for
+    HTTP targets); never cached, logged or returned (non-secret ones enter the key as digests).
+    ``usable``: whether a reply may be stored in the cache and served from it (default
+    :func:`usable_by_default`); an unusable reply is returned but never stored, and an
+    unusable stored entry counts as a miss, so the next run asks again.
+
+    Returns a :class:`Completion` (check ``filtered``). Raises :class:`ProviderError` with
+    ``kind``/``retryable`` after the last retry, or at once for non-retryable kinds
+    (authentication, bad_request, context_exceeded, content_policy, not_found, unknown); raises
+    ValueError for a missing model or a clash between ``cache_extra`` and the client's own key
+    parts; ConfigError when the embedded local model is not installed.
+    """
+    role_name = _checked_call(role, settings, cache_extra)
+    accept = usable or usable_by_default(role)
+    norm = normalize_messages(messages, rules_for(settings.model, system_role=settings.system_role))
+    sent = [dict(m) for m in norm.messages]
+    events: list[Event] = []
+    if norm.system_folded:
+        events.append(Event(kind="system_folded", role=role_name, detail={"model": settings.model}))
+    meta: dict[str, Any] = {
+        "role": role_name,
+        "mode": str(response_format.get("type")) if response_format else None,
+        "system_folded": norm.system_folded,
+        "started_at": utc_now(),
+    }
+    t0 = time.perf_counter()
+
+    key: str | None = None
+    if cache is not None and cache.mode != "off":
+        key = cache.key(_key_parts(
+            role, settings, sent, seed=seed, response_format=response_format, headers=headers,
+            cache_extra=cache_extra,
+        ))
+        stored = cache.get(key)
+        if stored is not None:
+            hit = _from_stored(
+                stored, events=tuple(events), cache_key=key, latency_s=time.perf_counter() - t0,
+                ended_at=utc_now(), **meta,
+            )
+            if accept(hit):
+                return hit
+            cache.reject(key)
+
+    lib = _lib()
+    kwargs = _provider_kwargs(settings, sent, seed=seed, response_format=response_format, headers=headers)
+    secrets = [settings.api_key.get_secret_value()] if settings.api_key is not None else []
+    secrets += list((headers or {}).values())
+    resp, attempts = await call_with_retries(lib, kwargs, settings, role_name, secrets, events)
+    completion = _from_response(
+        lib, resp, settings, cache="miss" if key is not None else "off", events=tuple(events),
+        attempts=attempts, latency_s=time.perf_counter() - t0, cache_key=key, ended_at=utc_now(), **meta,
+    )
+    if cache is not None and key is not None and accept(completion):
+        cache.put(key, _stored_value(completion))
     return completion

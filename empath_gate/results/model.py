@@ -117,6 +117,13 @@ class RunRecord(_Model):
     ``transcript_path`` is relative to the results file's folder when possible.
     ``content_hash`` is the sha256 of the dialogue text (user + target turns) so test-retest
     reliability can tell whether runs produced different transcripts.
+
+    The LLM auditor (all 0 for the scripted one; see
+    :class:`~empath_gate.conversation.transcript.AuditorTally`): ``auditor_turns`` user turns it
+    was asked for; ``auditor_fallbacks`` turns the script replaced (or a fallback that ended the
+    conversation), ``auditor_fallback_reasons`` their count per reason (``refusal``,
+    ``narration``…); ``auditor_refusals`` refusals retried successfully (the turn stayed the
+    auditor's: not a fallback). The transcript's ``fallback`` events give each one's turn and why.
     """
 
     transcript_id: str
@@ -138,6 +145,8 @@ class RunRecord(_Model):
     unpriced_calls: int = 0
     auditor_fallbacks: int = 0
     auditor_refusals: int = 0
+    auditor_turns: int = 0
+    auditor_fallback_reasons: dict[str, int] = Field(default_factory=dict)
     verdicts: tuple[MetricVerdict, ...] = ()
 
 

@@ -19,6 +19,7 @@ from empath_gate.conversation.auditor import (
     render_prompt,
 )
 from empath_gate.conversation.engine import generate_sync
+from empath_gate.conversation.transcript import AuditorTally, auditor_tally
 from empath_gate.settings import RoleSettings
 from empath_gate.testing import FakeOpenAIServer, FakeRequest
 
@@ -174,7 +175,9 @@ def test_end_token_ends_and_early_end_is_a_break(fake_openai: FakeOpenAIServer, 
     assert t.status == "complete" and t.max_turns == 5
 
 
-def test_auditor_counts_and_cache_reuse(fake_openai: FakeOpenAIServer, tmp_path: Path) -> None:
+def test_auditor_counts_and_bad_replies_are_asked_again(
+    fake_openai: FakeOpenAIServer, tmp_path: Path
+) -> None:
     refusal = "As an AI, I cannot portray this."
     fake_openai.on(AUDITOR, _bad_then([refusal, "so tired", refusal, refusal]))
     fake_openai.on(TARGET, "I'm listening.")
@@ -182,12 +185,28 @@ def test_auditor_counts_and_cache_reuse(fake_openai: FakeOpenAIServer, tmp_path:
     aud = LLMAuditor(settings.auditor)
     [t] = generate_sync(specs(1, 1, max_turns=2), settings=settings, auditor=aud)
     assert (aud.refusals, aud.breaks, aud.fallbacks) == (3, 0, 1)
-    n = len(fake_openai.requests)
-    # re-run: every auditor attempt (bad ones included) is served from the cache, same result
+    assert [x.source for x in t.turns if x.role == "user"] == ["auditor", "fallback"]
+    tally = auditor_tally(t)
+    assert (tally.turns, tally.fallbacks, tally.refusals_recovered, tally.fallback_reasons) == (
+        2, 1, 1, {"refusal": 1})
+    outcomes = [e.detail["outcome"] for x in t.turns for e in x.events if e.kind == "auditor_refusal"]
+    assert outcomes == ["retried", "fallback", "fallback"]
+    fallback = next(e for e in t.turns[2].events if e.kind == "fallback")
+    assert fallback.detail == {"user_turn": 1, "reason": "refusal", "cause": "refusal",
+                               "reasons": ["refusal", "refusal"]}
+    before = len(fake_openai.requests_for(AUDITOR))
+    # re-run: the refusals were never cached, so both turns' first attempts are asked again (the
+    # model now answers in character); only the usable reply of turn 0's retry was stored
     [again] = generate_sync(specs(1, 1, max_turns=2), settings=settings)
+    assert len(fake_openai.requests_for(AUDITOR)) - before == 2
+    assert [x.source for x in again.turns if x.role == "user"] == ["auditor", "auditor"]
+    assert [x.content for x in again.turns if x.role == "user"] == ["still can't sleep"] * 2
+    assert auditor_tally(again) == AuditorTally(turns=2)
+    # a third run replays everything from the cache
+    n = len(fake_openai.requests)
+    [third] = generate_sync(specs(1, 1, max_turns=2), settings=settings)
     assert len(fake_openai.requests) == n
-    assert [x.content for x in again.turns] == [x.content for x in t.turns]
-    assert [e.kind for x in again.turns for e in x.events] == [e.kind for x in t.turns for e in x.events]
+    assert [x.content for x in third.turns] == [x.content for x in again.turns]
 
 
 def test_template_version_is_part_of_the_key(

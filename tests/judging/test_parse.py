@@ -115,6 +115,22 @@ def test_rejected_scores(score: Any, message: str) -> None:
     assert f"metrics.crisis_detection.score: {message}" in error
 
 
+@pytest.mark.parametrize("score", ["７", "٧", "7/１０", "१०", "７/10"])
+def test_only_ascii_digits_are_read_as_scores(score: str) -> None:
+    # int("７") is 7 in Python: a full-width (or Arabic-Indic, Devanagari) digit is not what the
+    # request asked for, so it is a parse error, never a score
+    error = parse_error(json.dumps(reply(score_a=score), ensure_ascii=False))
+    assert f"metrics.crisis_detection.score: {score!r} is not an integer score" in error
+
+
+def test_only_ascii_digits_in_turns() -> None:
+    data = reply()
+    data["confirm_turn"] = "２"
+    data["metrics"]["crisis_detection"]["criteria"]["asks_directly"]["citations"][0]["turn"] = "３"
+    error = parse_error(json.dumps(data, ensure_ascii=False))
+    assert "confirm_turn" in error and "citations.0.turn" in error
+
+
 def test_missing_metric_is_rejected() -> None:
     data = reply()
     del data["metrics"]["harmful_response"]

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from empath_gate.testing.fake_openai import FakeRequest, Fault, Reply
+from empath_gate.testing.scenarios.wiring import JUDGE_REASKS, reask_seed
 
 ScoreValue = int | str
 """A judge score: an integer of the scale, or ``"N/A"``."""
@@ -23,13 +24,15 @@ not in the judge's :func:`seed_table`)."""
 class JudgeCall:
     """What a judge request asked for: ``metrics`` maps each metric id to its criterion ids
     (request order; empty under the standard rubric); ``conversation_id``/``run`` come from the
-    seed (None when unknown); ``request`` is the raw request."""
+    seed (None when unknown); ``ask`` is 0 for a first ask, 1.. for the judge's re-asks of an
+    unparseable or refused reply (None when the seed is unknown); ``request`` is the raw request."""
 
     metrics: Mapping[str, tuple[str, ...]]
     strict: bool
     conversation_id: str | None
     run: int | None
     request: FakeRequest
+    ask: int | None = None
 
 
 _METRIC_LINE = re.compile(r'^ {4}"([a-z0-9_]+)": \{$')
@@ -85,8 +88,9 @@ class ScoringJudge:
       is known; without it every request is run ``None`` (a sequence spec then uses its first
       value).
     * ``broken``: a predicate on the :class:`JudgeCall`; when true the reply is prose (the
-      judge's parse fails: a JudgeFailure ``parse_error``). Use e.g.
-      ``lambda call: "crisis_detection" in call.metrics``.
+      judge's parse fails, and the judge asks again up to twice: a JudgeFailure ``parse_error``
+      when every ask is broken). Use e.g. ``lambda call: "crisis_detection" in call.metrics``,
+      or ``lambda call: call.ask == 0`` for a reply that only the re-ask gets right.
     * ``calls`` records every :class:`JudgeCall` answered.
     """
 
@@ -110,11 +114,24 @@ class ScoringJudge:
         return values[(run or 0) % len(values)]
 
     def call_of(self, req: FakeRequest) -> JudgeCall:
-        """Decode a request into a :class:`JudgeCall`."""
+        """Decode a request into a :class:`JudgeCall`. A re-ask's seed (:func:`reask_seed` of a
+        seed of ``seeds``) keeps its conversation and run, so a re-asked request is answered
+        for the same run."""
         metrics, strict = requested_metrics(req)
         seed = (req.body or {}).get("seed")
-        conv, run = self.seeds.get(seed, (None, None)) if isinstance(seed, int) else (None, None)
-        return JudgeCall(metrics=metrics, strict=strict, conversation_id=conv, run=run, request=req)
+        found = self._run_of(seed) if isinstance(seed, int) else None
+        conv, run, ask = found if found is not None else (None, None, None)
+        return JudgeCall(metrics=metrics, strict=strict, conversation_id=conv, run=run, request=req, ask=ask)
+
+    def _run_of(self, seed: int) -> tuple[str, int, int] | None:
+        """(conversation id, run, ask) of a first ask's or a re-ask's seed, or None."""
+        if seed in self.seeds:
+            return (*self.seeds[seed], 0)
+        for first, (conv, run) in self.seeds.items():
+            for ask in range(1, JUDGE_REASKS + 1):
+                if reask_seed(first, ask) == seed:
+                    return conv, run, ask
+        return None
 
     def reply_for(self, call: JudgeCall) -> dict[str, Any]:
         """The JSON object answering ``call``."""

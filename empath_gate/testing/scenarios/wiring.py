@@ -25,6 +25,17 @@ def derive_seed(base_seed: int, conversation_id: str, run: int) -> int:
     return int(digest[:8], 16) & 0x7FFFFFFF
 
 
+JUDGE_REASKS = 2
+"""How many times the judge asks an unparseable or refused reply again
+(``empath_gate.judging.judge_call.MAX_REASKS``, repeated here; a test keeps them equal)."""
+
+
+def reask_seed(seed: int, ask: int) -> int:
+    """The judge's seed for ask ``ask`` of a request first asked with ``seed`` (same formula as
+    ``empath_gate.judging.judge_call.reask_seed``; a test keeps them equal)."""
+    return seed if ask == 0 else derive_seed(seed, "reask", ask)
+
+
 def seed_table(conversation_ids: Iterable[str], runs: int, base_seed: int = 0) -> dict[int, tuple[str, int]]:
     """``seed -> (conversation_id, run)`` for every run of ``conversation_ids``: what a fake
     model needs to tell which transcript and run a request belongs to."""

@@ -1,0 +1,81 @@
+"""Running totals of a plan (:class:`PlanStats`, the progress line) and their recount from
+finished transcripts (:func:`summarize`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from empath_gate.conversation.transcript import Transcript, auditor_tally
+
+
+@dataclass
+class PlanStats:
+    """Running totals of a plan (a mutable accumulator). ``calls``: provider attempts made
+    (cache hits excluded); ``cost_usd``: known spend in USD; ``unpriced_calls``: provider-served
+    turns whose price is unknown; ``not_started``: transcripts the budget stopped;
+    ``auditor_refusals``: LLM-auditor refusals retried successfully, ``auditor_fallbacks``: turns
+    the script replaced (:class:`~empath_gate.conversation.transcript.AuditorTally`)."""
+
+    total: int = 0
+    done: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    cost_usd: float = 0.0
+    unpriced_calls: int = 0
+    errors: int = 0
+    not_started: int = 0
+    auditor_refusals: int = 0
+    auditor_fallbacks: int = 0
+    target_filtered: int = 0
+
+    def cost_text(self) -> str:
+        """``$X`` when every call was priced, else ``≥ $X, k calls unpriced``."""
+        if self.unpriced_calls:
+            return f"≥ ${self.cost_usd:.4f}, {self.unpriced_calls} calls unpriced"
+        return f"${self.cost_usd:.4f}"
+
+    def line(self) -> str:
+        """The progress line, e.g. ``transcripts 12/100 · 73 calls, 5 cached · ≥ $0.0123, 4 calls
+        unpriced``."""
+        parts = [
+            f"transcripts {self.done}/{self.total}",
+            f"{self.calls} calls, {self.cache_hits} cached",
+            self.cost_text(),
+        ]
+        if self.errors:
+            parts.append(f"{self.errors} errors")
+        if self.target_filtered:
+            parts.append(f"{self.target_filtered} target replies filtered")
+        if self.auditor_fallbacks or self.auditor_refusals:
+            parts.append(f"auditor: {self.auditor_refusals} refusals, {self.auditor_fallbacks} fallbacks")
+        if self.not_started:
+            parts.append(f"budget reached: {self.not_started} not started")
+        return "empath-gate: " + " · ".join(parts)
+
+
+def summarize(transcripts: Sequence[Transcript]) -> PlanStats:
+    """Totals of finished transcripts (pure): calls, cache hits, known cost, unpriced calls,
+    errors, budget stops, auditor refusals retried successfully and fallbacks, filtered target
+    replies. ``calls`` counts
+    turns served by a provider (a turn whose call was retried counts once)."""
+    s = PlanStats(total=len(transcripts), done=len(transcripts))
+    for t in transcripts:
+        for turn in t.turns:
+            if turn.model is None and turn.cache == "off":
+                continue  # scripted user turn: no call
+            if turn.cache == "hit":
+                s.cache_hits += 1
+                continue
+            s.calls += 1
+            if turn.cost_usd is None:
+                s.unpriced_calls += 1
+            else:
+                s.cost_usd += turn.cost_usd
+        auditor = auditor_tally(t)
+        s.auditor_refusals += auditor.refusals_recovered
+        s.auditor_fallbacks += auditor.fallbacks
+        s.target_filtered += t.target_filtered
+        s.errors += t.status == "error"
+        s.not_started += t.status == "budget" and not t.turns
+    return s

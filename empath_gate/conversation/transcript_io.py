@@ -1,0 +1,80 @@
+"""Transcripts as JSONL files, one per run: a header line (the :class:`Transcript` without its
+turns), then one line per :class:`Turn`; UTF-8, not ASCII-escaped, written atomically at
+``<dir>/<suite>/<seed>__<persona>__r<run>.jsonl`` (``__`` cannot occur inside a slug).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from empath_gate.conversation.transcript import Transcript, Turn
+
+
+def transcript_path(directory: Path, transcript: Transcript) -> Path:
+    """``<directory>/<suite>/<seed>__<persona>__r<run>.jsonl``."""
+    name = f"{transcript.seed_id}__{transcript.persona_id}__r{transcript.run}.jsonl"
+    return Path(directory) / transcript.suite / name
+
+
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+_FILE_MODE = 0o666 & ~_UMASK
+"""Mode of written transcripts: what ``open()`` would give under the process umask."""
+
+
+def write_transcript(transcript: Transcript, directory: Path) -> Path:
+    """Write ``transcript`` as JSONL (a header line, then one line per turn; UTF-8, not
+    ASCII-escaped) atomically at :func:`transcript_path`; returns the path."""
+    path = transcript_path(directory, transcript)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = {"type": "header", **transcript.model_dump(mode="json", exclude={"turns"})}
+    lines = [json.dumps(header, ensure_ascii=False)]
+    lines += [
+        json.dumps({"type": "turn", **t.model_dump(mode="json")}, ensure_ascii=False)
+        for t in transcript.turns
+    ]
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(lines) + "\n")
+        os.chmod(tmp, _FILE_MODE)  # mkstemp makes 0600; a transcript is read like any report
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def read_transcript(path: Path) -> Transcript:
+    """Read a JSONL transcript written by :func:`write_transcript`. Raises ValueError naming the
+    file and line when a line is not JSON, the header is missing, or a record is invalid."""
+    header: Mapping[str, Any] | None = None
+    turns: list[Turn] = []
+    with Path(path).open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                kind = rec.pop("type", None)
+                if n == 1 and kind == "header":
+                    header = rec
+                elif kind == "turn" and header is not None:
+                    turns.append(Turn.model_validate(rec))
+                else:
+                    raise ValueError(f"unexpected record type {kind!r}")
+            except ValueError as exc:  # JSONDecodeError and pydantic's ValidationError are ValueErrors
+                raise ValueError(f"{path}:{n}: {exc}") from None
+    if header is None:
+        raise ValueError(f"{path}: no header line")
+    try:
+        return Transcript.model_validate({**header, "turns": turns})
+    except ValueError as exc:
+        raise ValueError(f"{path}:1: {exc}") from None
