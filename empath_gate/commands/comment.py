@@ -10,7 +10,8 @@ Usage::
 ``GITHUB_EVENT_PATH``; the API base is ``GITHUB_API_URL`` and the token ``GITHUB_TOKEN``
 (or ``GH_TOKEN``). One comment per suite, found by its hidden marker and the bot's login and
 updated in place (see :mod:`empath_gate.github.comment`). A fork pull request, a 403, a
-missing token or a run outside a pull request skip the comment with a warning.
+missing token, a run outside a pull request or GitHub 5xx answers on all three attempts skip
+the comment with a warning.
 
 Exit status follows the gate recorded in RESULTS, never the comment: 0 passed or not
 evaluated, 1 failed, 2 configuration error, 3 infrastructure error. An unexpected API error

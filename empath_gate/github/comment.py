@@ -14,18 +14,25 @@ Flow (:func:`post_sticky_comment`):
 4. ``PATCH /repos/{repo}/issues/comments/{id}`` when found, else ``POST`` a new one.
 
 A 403 (or 404 on the pull request, which GitHub answers for a repository the token cannot
-see) skips the comment with a warning. Other HTTP errors raise :class:`GitHubError`. The
-token travels only in the ``Authorization`` header: it is not in any message, log line,
-exception or ``repr``.
+see) skips the comment with a warning. A 5xx answer is transient: steps 2-4 are tried again,
+up to :data:`ATTEMPTS` times in all, waiting :data:`RETRY_BASE_DELAY_S` doubled each time (or
+the answer's ``Retry-After``, capped at :data:`MAX_RETRY_WAIT_S`); repeating the lookup means
+a create that GitHub carried out but answered with a 5xx is found and updated, not made twice.
+After the last attempt the comment is skipped with a warning. Other HTTP errors raise
+:class:`GitHubError`. The token travels only in the ``Authorization`` header: it is not in
+any message, log line, exception or ``repr``.
 
 Endpoints: GitHub REST API v2022-11-28, "Issue comments" (list, create, update) and
-"Users" (get the authenticated user). Uses ``urllib`` (no new dependency).
+"Users" (get the authenticated user); retrying server errors with an exponentially growing
+wait and honouring ``Retry-After`` follows GitHub's "Best practices for using the REST API".
+Uses ``urllib`` (no new dependency).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -48,6 +55,15 @@ MAX_PAGES = 1000
 """Stop following ``next`` links after this many pages (100,000 comments): a guard against a
 server that links to itself."""
 
+ATTEMPTS = 3
+"""Tries of the sticky-comment sequence when GitHub answers 5xx (the first and two retries)."""
+
+RETRY_BASE_DELAY_S = 1.0
+"""Seconds before the first retry; doubled before each further one (1 s, then 2 s)."""
+
+MAX_RETRY_WAIT_S = 30.0
+"""Longest wait before a retry, in seconds, also when ``Retry-After`` asks for more."""
+
 _NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
 
 
@@ -68,12 +84,30 @@ _OPENER = urllib.request.build_opener(_SameOriginRedirects)
 
 
 class GitHubError(Exception):
-    """An HTTP error from the GitHub API: ``status`` and GitHub's ``message`` (never the token)."""
+    """An HTTP error from the GitHub API: ``status`` (0 when the server was not reached),
+    GitHub's ``message`` (never the token) and ``retry_after``, the seconds its
+    ``Retry-After`` header asked for (``None`` without one)."""
 
-    def __init__(self, status: int, message: str, *, method: str = "", path: str = "") -> None:
+    def __init__(
+        self, status: int, message: str, *, method: str = "", path: str = "", retry_after: float | None = None
+    ) -> None:
         self.status = status
         self.message = message
+        self.retry_after = retry_after
         super().__init__(f"GitHub API {method} {path}: HTTP {status}: {message}".replace("  ", " "))
+
+    @property
+    def transient(self) -> bool:
+        """True for a server error (5xx), which a later try may not meet."""
+        return 500 <= self.status <= 599
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """A ``Retry-After`` header in seconds (RFC 9110 section 10.2.3: delay-seconds; an HTTP-date
+    or anything else is ``None``)."""
+    if value is None or not value.strip().isdigit():
+        return None
+    return float(int(value.strip()))
 
 
 @dataclass(frozen=True)
@@ -134,7 +168,13 @@ class GitHubClient:
                 message = str(payload.get("message", "")) if isinstance(payload, dict) else ""
             except ValueError:
                 message = ""
-            raise GitHubError(exc.code, message or exc.reason or "error", method=method, path=shown) from None
+            raise GitHubError(
+                exc.code,
+                message or exc.reason or "error",
+                method=method,
+                path=shown,
+                retry_after=retry_after_seconds(exc.headers.get("Retry-After") if exc.headers else None),
+            ) from None
         except (urllib.error.URLError, TimeoutError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
             raise GitHubError(0, f"cannot reach the API: {reason}", method=method, path=shown) from None
@@ -196,15 +236,36 @@ def find_sticky_comment(
     return None
 
 
+def _create_or_update(
+    client: GitHubClient, repo: str, pr: int, suite: str, body: str, author: str | None
+) -> tuple[Literal["created", "updated"], Response]:
+    """Steps 2-4 of the module docstring, once."""
+    login = author or bot_login(client)
+    existing = find_sticky_comment(client, repo, pr, suite, login)
+    if existing is not None and existing.get("id") is not None:
+        path = f"/repos/{repo}/issues/comments/{int(existing['id'])}"
+        return "updated", client.request("PATCH", path, {"body": body})
+    return "created", client.request("POST", f"/repos/{repo}/issues/{pr}/comments", {"body": body})
+
+
 @dataclass(frozen=True)
 class CommentOutcome:
     """What happened: ``created``/``updated`` (with the comment ``id`` and ``url``) or
-    ``skipped`` with the ``reason`` (a fork, a 403, commenting disabled, no pull request)."""
+    ``skipped`` with the ``reason`` (a fork, a 403, commenting disabled, no pull request, a
+    5xx on every attempt)."""
 
     action: Literal["created", "updated", "skipped"]
     reason: str = ""
     id: int | None = None
     url: str | None = None
+
+
+def retry_wait(attempt: int, error: GitHubError, base_delay_s: float = RETRY_BASE_DELAY_S) -> float:
+    """Seconds to wait after failed try number ``attempt`` (1-based): ``Retry-After`` when the
+    answer gave one, else ``base_delay_s * 2 ** (attempt - 1)``; at most
+    :data:`MAX_RETRY_WAIT_S`."""
+    wait = error.retry_after if error.retry_after is not None else base_delay_s * 2 ** (attempt - 1)
+    return min(max(wait, 0.0), MAX_RETRY_WAIT_S)
 
 
 def post_sticky_comment(
@@ -217,12 +278,17 @@ def post_sticky_comment(
     fork: bool = False,
     author: str | None = None,
     warn: Callable[[str], None] | None = None,
+    attempts: int = ATTEMPTS,
+    base_delay_s: float = RETRY_BASE_DELAY_S,
+    sleep: Callable[[float], None] | None = None,
 ) -> CommentOutcome:
     """Create or update the sticky comment of ``suite`` (module docstring). ``body`` must
     already contain the suite's marker (``render_markdown`` puts it first); it is added when
-    missing. ``warn`` receives the warning when the comment is skipped.
+    missing. ``warn`` receives the warning when the comment is skipped. ``attempts`` (>= 1),
+    ``base_delay_s`` and ``sleep`` (default :func:`time.sleep`) shape the retries of a 5xx
+    answer (:func:`retry_wait`).
 
-    Raises GitHubError for HTTP errors other than 403/404, ValueError for a malformed
+    Raises GitHubError for HTTP errors other than 403/404 and 5xx, ValueError for a malformed
     ``repo``."""
 
     def skip(reason: str) -> CommentOutcome:
@@ -242,24 +308,24 @@ def post_sticky_comment(
     mark = marker(suite)
     if mark not in body:
         body = mark + "\n" + body
-    try:
-        login = author or bot_login(client)
-        existing = find_sticky_comment(client, repo, pr, suite, login)
-        if existing is not None and existing.get("id") is not None:
-            resp = client.request(
-                "PATCH", f"/repos/{repo}/issues/comments/{int(existing['id'])}", {"body": body}
-            )
-            action: Literal["created", "updated"] = "updated"
-        else:
-            resp = client.request("POST", f"/repos/{repo}/issues/{pr}/comments", {"body": body})
-            action = "created"
-    except GitHubError as exc:
-        if exc.status in (403, 404):
-            return skip(
-                f"HTTP {exc.status} from GitHub ({exc.message or 'forbidden'}); the token may lack "
-                "pull-requests: write"
-            )
-        raise
+    for attempt in range(1, max(1, attempts) + 1):
+        try:
+            action, resp = _create_or_update(client, repo, pr, suite, body, author)
+            break
+        except GitHubError as exc:
+            if exc.status in (403, 404):
+                return skip(
+                    f"HTTP {exc.status} from GitHub ({exc.message or 'forbidden'}); the token may lack "
+                    "pull-requests: write"
+                )
+            if not exc.transient:
+                raise
+            if attempt >= attempts:
+                return skip(
+                    f"HTTP {exc.status} from GitHub ({exc.message or 'server error'}) on each of "
+                    f"{attempt} attempts; the job summary and artifacts carry the report"
+                )
+            (sleep or time.sleep)(retry_wait(attempt, exc, base_delay_s))
     data = resp.data if isinstance(resp.data, dict) else {}
     cid = data.get("id")
     return CommentOutcome(

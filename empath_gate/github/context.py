@@ -9,8 +9,10 @@ own, tests point it at a fake server), ``GITHUB_REPOSITORY`` (``owner/name``),
 
 A pull request is *from a fork* when the payload's ``pull_request.head.repo.full_name``
 differs from ``pull_request.base.repo.full_name`` (or the head repository was deleted). Such
-a run gets a read-only token and no secrets: the comment is skipped and the run reports
-"not evaluated" unless a judge could run.
+a run gets a read-only token and no secrets (GitHub Actions documentation, "Events that
+trigger workflows: pull_request", workflows in forked repositories). The Action's ``fork-pr``
+input decides what happens then (:data:`FORK_PR_POLICIES`, :func:`fork_decision`): by
+default the job fails as not evaluated, so a required check never passes unevaluated.
 
 The composite Action passes each input it maps as an environment variable
 ``EMPATH_INPUT_<NAME>`` (upper case, ``-`` as ``_``), never the GitHub token, and runs
@@ -48,8 +50,16 @@ ACTION_INPUTS: tuple[str, ...] = (
     "shard",
     "python-version",
     "results-dir",
+    "fork-pr",
 )
 """The Action inputs read from ``EMPATH_INPUT_*`` (``github-token`` is deliberately absent)."""
+
+FORK_PR_POLICIES: tuple[str, ...] = ("fail", "skip", "run")
+"""Values of the ``fork-pr`` input, default first: ``fail`` the job as not evaluated, ``skip``
+(opt-in) succeed without evaluating, ``run`` the suite anyway (e.g. fully offline)."""
+
+FORK_NOT_EVALUATED = "not evaluated: a pull request from a fork has no secrets"
+"""The one-line verdict of a fork's pull request that did not run (summary, annotation, log)."""
 
 _SLUG = re.compile(r"^[a-z0-9]+(?:[_-][a-z0-9]+)*$")
 _SHARD = re.compile(r"^(\d+)/(\d+)$")
@@ -141,6 +151,61 @@ def load_context(env: Mapping[str, str] | None = None) -> GitHubContext:
     )
 
 
+# ------------------------------------------------------------------------------ forks
+
+
+@dataclass(frozen=True)
+class ForkDecision:
+    """What the Action does for this event: ``policy`` is the validated ``fork-pr`` value,
+    ``skip`` is True when the suite does not run (a fork under ``fail`` or ``skip``) and
+    ``fail`` is True when the job must then fail (``fail``)."""
+
+    policy: str
+    skip: bool
+    fail: bool
+
+
+def fork_policy(value: str) -> str:
+    """The ``fork-pr`` input, validated: one of :data:`FORK_PR_POLICIES` (surrounding space and
+    case ignored); empty means the default ``fail``. Raises ConfigError naming the input."""
+    v = value.strip().lower() or FORK_PR_POLICIES[0]
+    if v not in FORK_PR_POLICIES:
+        raise ConfigError(
+            f"action input 'fork-pr': {value.strip()!r}; use one of {', '.join(FORK_PR_POLICIES)} "
+            "(fail is the default; skip passes the check without evaluating)"
+        )
+    return v
+
+
+def fork_decision(fork: bool, policy: str) -> ForkDecision:
+    """The decision for a run that is (``fork``) or is not a fork's pull request under the
+    ``fork-pr`` input ``policy`` (validated by :func:`fork_policy`, so a typo fails every run,
+    not only the first fork's). Not a fork, or ``run``: the suite runs."""
+    p = fork_policy(policy)
+    skip = fork and p != "run"
+    return ForkDecision(policy=p, skip=skip, fail=skip and p == "fail")
+
+
+def fork_not_evaluated_reason(policy: str) -> str:
+    """The job summary's explanation for a fork's pull request that did not run under
+    ``policy`` (``fail`` or ``skip``)."""
+    why = (
+        f"{FORK_NOT_EVALUATED}. GitHub runs a fork's pull_request workflow with a read-only token "
+        "and without the repository's secrets, so the suite did not run."
+    )
+    if fork_policy(policy) == "skip":
+        return (
+            f"{why} This job still succeeds because the workflow sets fork-pr: skip: a required "
+            "check on it passes although nothing was evaluated. A maintainer can evaluate the "
+            "change safely (docs/github.md, Pull requests from forks)."
+        )
+    return (
+        f"{why} The job fails so that a required check never passes unevaluated. A maintainer can "
+        "evaluate the change safely (docs/github.md, Pull requests from forks); fork-pr: skip makes "
+        "this job succeed instead."
+    )
+
+
 # ------------------------------------------------------------------------------ action inputs
 
 
@@ -181,7 +246,8 @@ def action_args(
     ``.json`` file -> ``--empath-baseline``. ``results_path`` (default
     ``<results-dir>/results.json``, ``results-dir`` defaulting to ``empath-results``) ->
     ``--empath-results``. Values are joined to their flag with ``=`` so none can be read as
-    another flag. ``comment``, ``python-version`` and the token are not pytest's business.
+    another flag. ``comment``, ``fork-pr``, ``python-version`` and the token are not pytest's
+    business.
 
     Raises ConfigError naming the input and the fix for a missing suite or a malformed value.
     """
@@ -254,12 +320,19 @@ def inputs_from_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m empath_gate.github.context pytest-args [--baseline PATH] [--results PATH]
-    [--format nul|lines|json]``: print the pytest arguments for the inputs in the environment.
-    ``context``: print the run's context as JSON (without the token). ``is-fork``:
-    ``true``/``false``. ``not-evaluated --suite S
-    --reason R``: the neutral summary and outputs of a run that did not happen. Exit 2 with the
-    message on stderr for a malformed input."""
+    """``python -m empath_gate.github.context SUBCOMMAND``; exit 2 with the message on stderr
+    for a malformed input.
+
+    * ``pytest-args [--baseline PATH] [--results PATH] [--format nul|lines|json]``: the pytest
+      arguments for the inputs in the environment (:func:`action_args`);
+    * ``context``: the run's context as JSON (without the token);
+    * ``is-fork``: ``true``/``false``;
+    * ``fork-pr``: the step outputs ``skip``, ``fail`` and ``policy`` (``key=value`` lines for
+      ``GITHUB_OUTPUT``) of :func:`fork_decision` for this event and ``EMPATH_INPUT_FORK_PR``;
+    * ``not-evaluated --suite S (--reason R | --fork-pr POLICY)``: the "not evaluated" summary,
+      outputs and annotation of a run that did not happen (an error annotation under
+      ``--fork-pr fail``, else a warning); the job's status is the caller's to set.
+    """
     parser = argparse.ArgumentParser(prog="python -m empath_gate.github.context")
     sub = parser.add_subparsers(dest="what", required=True)
     pa = sub.add_parser("pytest-args", help="pytest arguments for the Action inputs in EMPATH_INPUT_*")
@@ -268,17 +341,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     pa.add_argument("--format", choices=("nul", "lines", "json"), default="nul")
     sub.add_parser("context", help="the GitHub context as JSON (never the token)")
     sub.add_parser("is-fork", help="print true when the event is a pull request from a fork, else false")
-    ne = sub.add_parser("not-evaluated", help="write the neutral 'not evaluated' summary and outputs")
+    sub.add_parser("fork-pr", help="print the skip/fail/policy step outputs for EMPATH_INPUT_FORK_PR")
+    ne = sub.add_parser("not-evaluated", help="write the 'not evaluated' summary, outputs and annotation")
     ne.add_argument("--suite", required=True)
-    ne.add_argument("--reason", required=True)
+    why = ne.add_mutually_exclusive_group(required=True)
+    why.add_argument("--reason", help="why the run did not happen")
+    why.add_argument("--fork-pr", choices=FORK_PR_POLICIES, help="a fork's pull request under this policy")
     ns = parser.parse_args(argv)
     if ns.what == "is-fork":
         print("true" if load_context().fork else "false")
         return 0
+    if ns.what == "fork-pr":
+        try:
+            d = fork_decision(load_context().fork, inputs_from_env().get("fork-pr", ""))
+        except ConfigError as exc:
+            print(f"empath-gate action: {exc}", file=sys.stderr)
+            return 2
+        print(f"skip={str(d.skip).lower()}\nfail={str(d.fail).lower()}\npolicy={d.policy}")
+        return 0
     if ns.what == "not-evaluated":
         from empath_gate.github.workflow import publish_not_evaluated
 
-        publish_not_evaluated(ns.suite, ns.reason)
+        if ns.fork_pr is not None:
+            reason = fork_not_evaluated_reason(ns.fork_pr)
+            publish_not_evaluated(ns.suite, reason, error=ns.fork_pr == "fail")
+        else:
+            publish_not_evaluated(ns.suite, ns.reason)
         return 0
     if ns.what == "context":
         ctx = load_context()

@@ -3,10 +3,13 @@
 * :func:`write_job_summary` appends the markdown diff to ``GITHUB_STEP_SUMMARY`` (rendered
   under 1 MiB of UTF-8, GitHub's per-step limit);
 * :func:`set_outputs` writes the step outputs ``passed`` (``true``/``false``),
-  ``regressions`` (comma-separated ids of the metrics that regressed, empty when none) and
-  ``results-path`` to ``GITHUB_OUTPUT``;
+  ``verdict`` (the verdict's status slug: ``passed``, ``failed``, ``not_evaluated``,
+  ``infrastructure_error``, ``usage_error``), ``regressions`` (comma-separated ids of the
+  metrics that regressed, empty when none) and ``results-path`` to ``GITHUB_OUTPUT``;
 * :func:`annotate` prints one ``::error`` annotation per failing metric (its conditions and
-  first reason), and one ``::warning`` when the run was not evaluated.
+  first reason), and one ``::warning`` when the run was not evaluated;
+* :func:`publish_not_evaluated` does the same for a run that did not happen (a fork's pull
+  request): ``passed=false``, ``verdict=not_evaluated``.
 
 Outside GitHub Actions (the variables unset) the summary and outputs are skipped and
 :func:`publish` says so in its return value; annotations are plain stdout lines then.
@@ -82,10 +85,12 @@ def write_job_summary(markdown: str) -> bool:
 
 
 def set_outputs(results: Results, results_path: Path) -> bool:
-    """Write the ``passed``, ``regressions`` and ``results-path`` outputs; False outside Actions."""
+    """Write the ``passed``, ``verdict``, ``regressions`` and ``results-path`` outputs; False
+    outside Actions."""
     if not os.environ.get("GITHUB_OUTPUT"):
         return False
     gha.set_output("passed", "true" if gate_passed(results) else "false")
+    gha.set_output("verdict", overall_verdict(results).status)
     gha.set_output("regressions", ",".join(regressed_metrics(results)))
     gha.set_output("results-path", str(results_path))
     return True
@@ -96,17 +101,21 @@ def warning(message: str) -> None:
     gha.warning(one_line(strip_controls(message)))
 
 
-def publish_not_evaluated(suite: str, reason: str) -> None:
-    """A run that did not happen: the neutral "not evaluated" summary, ``passed=false``, empty
-    ``regressions`` and ``results-path``, and a warning annotation."""
+def publish_not_evaluated(suite: str, reason: str, *, error: bool = False) -> None:
+    """A run that did not happen: the ⚠️ "not evaluated" summary with ``reason``,
+    ``passed=false``, ``verdict=not_evaluated``, empty ``regressions`` and ``results-path``, and
+    one annotation: an ``::error`` when ``error`` (the job is going to fail for it), else a
+    ``::warning``. The job's exit status is the caller's to set."""
     from empath_gate.report.markdown import render_not_evaluated
 
     write_job_summary(render_not_evaluated(suite, reason))
     if os.environ.get("GITHUB_OUTPUT"):
         gha.set_output("passed", "false")
+        gha.set_output("verdict", "not_evaluated")
         gha.set_output("regressions", "")
         gha.set_output("results-path", "")
-    gha.warning(one_line(strip_controls(reason)), title=f"empath-gate {suite}: not evaluated")
+    annotation = gha.error if error else gha.warning
+    annotation(one_line(strip_controls(reason)), title=f"empath-gate {suite}: not evaluated")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,9 @@ It speaks the part of the API the sticky comment uses (GitHub REST API v2022-11-
   token's user did not write it), both rejecting a body over 65,536 characters with 422.
 
 Faults: :meth:`FakeGitHubServer.forbid` makes writes (or every request) answer 403 with
-GitHub's message; :attr:`FakeGitHubServer.requests` records every request (method, path,
+GitHub's message; :meth:`FakeGitHubServer.fail_next` makes the next requests answer a server
+error (5xx, optionally with ``Retry-After``, optionally after carrying the request out, as a
+timed-out proxy does); :attr:`FakeGitHubServer.requests` records every request (method, path,
 query, the login the token resolved to); tokens themselves are never stored.
 
 Usage::
@@ -66,6 +68,17 @@ class SeenRequest:
     body: Any
 
 
+@dataclass(frozen=True)
+class _Fault:
+    status: int
+    methods: tuple[str, ...]
+    retry_after: int | None
+    after_effect: bool
+
+
+_SERVER_ERRORS = {500: "Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}
+
+
 class FakeGitHubServer:
     """The fake API (module docstring). ``base_url`` is ``http://127.0.0.1:<port>``."""
 
@@ -75,6 +88,7 @@ class FakeGitHubServer:
         self._comments: dict[tuple[str, int], list[dict[str, Any]]] = {}
         self._ids = itertools.count(1001)
         self._forbid: Literal["none", "writes", "all"] = "none"
+        self._faults: list[_Fault] = []
         self.requests: list[SeenRequest] = []
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -102,6 +116,25 @@ class FakeGitHubServer:
     def forbid(self, what: Literal["none", "writes", "all"] = "writes") -> None:
         """Answer 403 to writes (POST/PATCH), to everything, or to nothing (``none``)."""
         self._forbid = what
+
+    def fail_next(
+        self,
+        count: int = 1,
+        status: int = 502,
+        *,
+        methods: tuple[str, ...] = (),
+        retry_after: int | None = None,
+        after_effect: bool = False,
+    ) -> None:
+        """Answer the next ``count`` requests (only those whose method is in ``methods``, when
+        given) with HTTP ``status`` and GitHub's message for it, and ``Retry-After:
+        retry_after`` when given. ``after_effect``: carry the request out first (a comment is
+        created or updated) and answer the error anyway."""
+        with self._lock:
+            self._faults.extend(
+                _Fault(status, tuple(m.upper() for m in methods), retry_after, after_effect)
+                for _ in range(count)
+            )
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -167,15 +200,33 @@ class FakeGitHubServer:
         query = {k: v[-1] for k, v in urllib.parse.parse_qs(parts.query).items()}
         login = self._tokens.get(token) if token else None
         self.requests.append(SeenRequest(method, parts.path, query, login, body))
+        fault = self._take_fault(method)
+        if fault is not None:
+            headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
+            if fault.after_effect:
+                self._answer(method, parts.path, query, login, body)
+            return fault.status, {"message": _SERVER_ERRORS.get(fault.status, "Server Error")}, headers
+        return self._answer(method, parts.path, query, login, body)
+
+    def _take_fault(self, method: str) -> _Fault | None:
+        with self._lock:
+            for i, f in enumerate(self._faults):
+                if not f.methods or method in f.methods:
+                    return self._faults.pop(i)
+        return None
+
+    def _answer(
+        self, method: str, path: str, query: dict[str, str], login: str | None, body: Any
+    ) -> tuple[int, Any, dict[str, str]]:
         if self._forbid == "all" or (self._forbid == "writes" and method in ("POST", "PATCH")):
             return 403, {"message": "Resource not accessible by integration"}, {}
         if login is None:
             return 401, {"message": "Bad credentials"}, {}
-        if parts.path == "/user" and method == "GET":
+        if path == "/user" and method == "GET":
             if login == ACTIONS_BOT:
                 return 403, {"message": "Resource not accessible by integration"}, {}
             return 200, {"login": login, "id": 1, "type": "User"}, {}
-        m = _COMMENTS.match(parts.path)
+        m = _COMMENTS.match(path)
         if m:
             repo, number = m.group(1), int(m.group(2))
             if method == "GET":
@@ -195,7 +246,7 @@ class FakeGitHubServer:
                     )
                 with self._lock:
                     return 201, self._new_comment(repo, number, text, login), {}
-        m = _COMMENT.match(parts.path)
+        m = _COMMENT.match(path)
         if m and method == "PATCH":
             repo, cid = m.group(1), int(m.group(2))
             text = body.get("body") if isinstance(body, dict) else None

@@ -184,3 +184,22 @@ def test_comment_exit_zero_for_a_passing_gate(
     assert main(["comment", str(tmp_path / "results.json"), "--job-summary"]) == 0
     assert "\ntrue\n" in actions_env["output"].read_text(encoding="utf-8")
     assert len(fake_github.comments(REPO, 7)) == 1
+
+
+def test_comment_survives_a_github_outage_with_a_warning(
+    files: tuple[Path, Path],
+    actions_env: dict[str, Path],
+    fake_github: FakeGitHubServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    waits: list[float] = []
+    monkeypatch.setattr("empath_gate.github.comment.time.sleep", waits.append)
+    fake_github.fail_next(10, 502)
+    _, head = files
+    assert main(["comment", str(head)]) == 1, "exit status follows the gate, not the API"
+    out = capsys.readouterr().out
+    warning = "::warning ::empath-gate: PR comment skipped: HTTP 502 from GitHub (Bad Gateway)"
+    assert f"{warning} on each of 3 attempts" in out
+    assert len(fake_github.requests) == 3 and waits == [1.0, 2.0]
+    assert fake_github.comments(REPO, 7) == []

@@ -1,5 +1,5 @@
 """The sticky comment against the fake GitHub server: create, update, pagination past 100
-comments, both token kinds, 403 and fork."""
+comments, both token kinds, 403, fork, and GitHub 5xx retried with backoff."""
 
 from __future__ import annotations
 
@@ -7,11 +7,15 @@ import pytest
 
 from empath_gate.github.comment import (
     ACTIONS_BOT,
+    ATTEMPTS,
+    MAX_RETRY_WAIT_S,
+    CommentOutcome,
     GitHubClient,
     GitHubError,
     bot_login,
     next_link,
     post_sticky_comment,
+    retry_after_seconds,
 )
 from empath_gate.report.markdown import marker
 from empath_gate.testing.fake_github import FakeGitHubServer
@@ -150,3 +154,71 @@ def test_unreachable_server_is_a_github_error() -> None:
     with pytest.raises(GitHubError) as info:
         GitHubClient("http://127.0.0.1:9", "t", timeout=2).request("GET", "/user")
     assert info.value.status == 0
+
+
+def post_with_retries(gh: FakeGitHubServer, text: str = "x") -> tuple[CommentOutcome, list[float], list[str]]:
+    """Post through ``gh`` recording the waits between tries (instead of sleeping) and the warnings."""
+    waits: list[float] = []
+    warnings: list[str] = []
+    out = post_sticky_comment(
+        body("crisis", text),
+        client=client(gh),
+        repo=REPO,
+        pr=PR,
+        suite="crisis",
+        warn=warnings.append,
+        sleep=waits.append,
+    )
+    return out, waits, warnings
+
+
+def test_a_github_5xx_is_retried_with_backoff(fake_github: FakeGitHubServer) -> None:
+    fake_github.fail_next(2, 502, methods=("POST",))
+    out, waits, warnings = post_with_retries(fake_github)
+    assert out.action == "created"
+    assert waits == [1.0, 2.0] and warnings == []
+    assert [r.method for r in fake_github.requests].count("POST") == 3
+    assert len(fake_github.comments(REPO, PR)) == 1
+
+
+def test_a_5xx_on_every_attempt_gives_the_comment_up_with_a_warning(fake_github: FakeGitHubServer) -> None:
+    fake_github.fail_next(10, 503)
+    out, waits, warnings = post_with_retries(fake_github)
+    assert out.action == "skipped"
+    assert f"HTTP 503 from GitHub (Service Unavailable) on each of {ATTEMPTS} attempts" in warnings[0]
+    assert len(waits) == ATTEMPTS - 1 and len(fake_github.requests) == ATTEMPTS
+    assert fake_github.comments(REPO, PR) == []
+
+
+def test_a_create_answered_with_a_5xx_is_found_and_updated_not_made_twice(
+    fake_github: FakeGitHubServer,
+) -> None:
+    fake_github.fail_next(1, 502, methods=("POST",), after_effect=True)
+    out, waits, _ = post_with_retries(fake_github, "v1")
+    assert out.action == "updated" and waits == [1.0]
+    comments = fake_github.comments(REPO, PR)
+    assert len(comments) == 1 and comments[0]["body"] == body("crisis", "v1")
+
+
+def test_retry_after_is_honoured_and_capped(fake_github: FakeGitHubServer) -> None:
+    fake_github.fail_next(1, 503, methods=("GET",), retry_after=7)
+    fake_github.fail_next(1, 503, methods=("GET",), retry_after=3600)
+    out, waits, _ = post_with_retries(fake_github)
+    assert out.action == "created" and waits == [7.0, MAX_RETRY_WAIT_S]
+    assert retry_after_seconds(" 12 ") == 12.0
+    assert retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT") is None and retry_after_seconds(None) is None
+
+
+def test_client_errors_are_not_retried(fake_github: FakeGitHubServer) -> None:
+    waits: list[float] = []
+    with pytest.raises(GitHubError) as info:
+        post_sticky_comment(
+            body("crisis", "x" * 70000),
+            client=client(fake_github),
+            repo=REPO,
+            pr=PR,
+            suite="crisis",
+            sleep=waits.append,
+        )
+    assert info.value.status == 422 and waits == []
+    assert [r.method for r in fake_github.requests].count("POST") == 1

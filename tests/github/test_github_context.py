@@ -11,7 +11,12 @@ import pytest
 
 from empath_gate.errors import ConfigError
 from empath_gate.github.context import (
+    FORK_NOT_EVALUATED,
+    ForkDecision,
     action_args,
+    fork_decision,
+    fork_not_evaluated_reason,
+    fork_policy,
     inputs_from_env,
     is_fork_pull_request,
     load_context,
@@ -207,3 +212,70 @@ def test_not_evaluated_and_is_fork(
         encoding="utf-8"
     )
     assert "::warning" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("fork", "policy", "decision"),
+    [
+        (True, "", ForkDecision("fail", skip=True, fail=True)),
+        (True, "fail", ForkDecision("fail", skip=True, fail=True)),
+        (True, " Skip ", ForkDecision("skip", skip=True, fail=False)),
+        (True, "run", ForkDecision("run", skip=False, fail=False)),
+        (False, "", ForkDecision("fail", skip=False, fail=False)),
+        (False, "skip", ForkDecision("skip", skip=False, fail=False)),
+    ],
+)
+def test_fork_decision(fork: bool, policy: str, decision: ForkDecision) -> None:
+    assert fork_decision(fork, policy) == decision
+
+
+@pytest.mark.parametrize("fork", [True, False])
+def test_a_misspelt_fork_policy_is_an_error_on_every_event(fork: bool) -> None:
+    with pytest.raises(ConfigError, match="action input 'fork-pr': 'neutral'; use one of fail, skip, run"):
+        fork_decision(fork, "neutral")
+    assert fork_policy("") == "fail"
+
+
+def test_fork_reasons_say_what_the_check_means() -> None:
+    fail, skip = fork_not_evaluated_reason("fail"), fork_not_evaluated_reason("skip")
+    assert fail.startswith(FORK_NOT_EVALUATED + ".") and skip.startswith(FORK_NOT_EVALUATED + ".")
+    assert "The job fails so that a required check never passes unevaluated" in fail
+    assert "a required check on it passes although nothing was evaluated" in skip
+
+
+def test_fork_pr_subcommand_prints_the_step_outputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(pr_payload("contributor/bot")), encoding="utf-8")
+    monkeypatch.setenv("GITHUB_EVENT_PATH", str(event))
+    monkeypatch.delenv("EMPATH_INPUT_FORK_PR", raising=False)
+    assert main(["fork-pr"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["skip=true", "fail=true", "policy=fail"]
+    monkeypatch.setenv("EMPATH_INPUT_FORK_PR", "run")
+    assert main(["fork-pr"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["skip=false", "fail=false", "policy=run"]
+    monkeypatch.setenv("EMPATH_INPUT_FORK_PR", "yes")
+    assert main(["fork-pr"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "'fork-pr'" in captured.err
+
+
+@pytest.mark.parametrize(("policy", "annotation"), [("fail", "::error "), ("skip", "::warning ")])
+def test_not_evaluated_for_a_fork(
+    policy: str,
+    annotation: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    summary, output = tmp_path / "summary.md", tmp_path / "output.txt"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    monkeypatch.setenv("GITHUB_OUTPUT", str(output))
+    assert main(["not-evaluated", "--suite", "crisis", "--fork-pr", policy]) == 0
+    assert FORK_NOT_EVALUATED in summary.read_text(encoding="utf-8")
+    outputs = output.read_text(encoding="utf-8")
+    assert "passed<<" in outputs and "\nfalse\n" in outputs and "\nnot_evaluated\n" in outputs
+    assert "\ntrue\n" not in outputs
+    stdout = capsys.readouterr().out
+    assert stdout.startswith(annotation) and stdout.count("::") == 2

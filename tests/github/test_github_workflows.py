@@ -1,5 +1,7 @@
-"""The action and the workflows: a schema check that always runs, the least-privilege and
-pinning policy, no expressions inside shell scripts, and actionlint/shellcheck when installed."""
+"""The action and the workflows (the shipped ones and the example in examples/github): a schema
+check that always runs, the least-privilege and pinning policy, no expressions inside shell
+scripts, the nightly baseline and the pull-request gate on the same run count, and
+actionlint/shellcheck when installed."""
 
 from __future__ import annotations
 
@@ -14,10 +16,11 @@ import jsonschema
 import pytest
 import yaml
 
-from empath_gate.github.context import ACTION_INPUTS
+from empath_gate.github.context import ACTION_INPUTS, FORK_PR_POLICIES
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+EXAMPLES = sorted((ROOT / "examples" / "github").glob("*.yml"))
 ACTION = ROOT / "action.yml"
 PINNED = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_./-]+)?@[0-9a-f]{40}$")
 REQUIRED_INPUTS = (
@@ -55,7 +58,7 @@ def test_the_expected_workflows_exist() -> None:
     assert [p.name for p in WORKFLOWS] == ["ci.yml", "nightly.yml", "release-gate.yml", "safety-gate.yml"]
 
 
-@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [*WORKFLOWS, *EXAMPLES], ids=lambda p: p.name)
 def test_workflow_matches_the_schema(path: Path) -> None:
     schema = json.loads((Path(__file__).parent / "workflow_schema.json").read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator.check_schema(schema)
@@ -74,7 +77,7 @@ def test_the_schema_rejects_a_broken_workflow() -> None:
     assert len(errors) >= 2
 
 
-@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [*WORKFLOWS, *EXAMPLES], ids=lambda p: p.name)
 def test_least_privilege(path: Path) -> None:
     doc = load(path)
     assert doc["permissions"] == {"contents": "read"}, "top-level permissions are read-only"
@@ -102,7 +105,7 @@ def test_comment_and_issue_permissions_are_where_expected() -> None:
     assert nightly == {"contents": "read", "actions": "read", "issues": "write"}
 
 
-@pytest.mark.parametrize("path", [*WORKFLOWS, ACTION], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [*WORKFLOWS, *EXAMPLES, ACTION], ids=lambda p: p.name)
 def test_third_party_actions_are_pinned_by_sha(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     for step in steps_of(load(path)):
@@ -114,7 +117,7 @@ def test_third_party_actions_are_pinned_by_sha(path: Path) -> None:
         assert re.search(r"#\s*v\d+\.\d+\.\d+", line), f"{path.name}: {uses} lacks a version comment"
 
 
-@pytest.mark.parametrize("path", [*WORKFLOWS, ACTION], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [*WORKFLOWS, *EXAMPLES, ACTION], ids=lambda p: p.name)
 def test_no_expressions_inside_scripts(path: Path) -> None:
     """Inputs and event fields reach scripts through env, never pasted into the script text
     (where a crafted value would become shell code)."""
@@ -164,6 +167,60 @@ def test_action_metadata() -> None:
     assert upload["if"].startswith("always()")
 
 
+def test_every_empath_input_variable_is_a_declared_action_input() -> None:
+    """``EMPATH_INPUT_<NAME>`` in any step is in ACTION_INPUTS, and ACTION_INPUTS are inputs."""
+    action = load(ACTION)
+    assert set(ACTION_INPUTS) <= set(action["inputs"])
+    for step in steps_of(action):
+        for key in step.get("env", {}):
+            if key.startswith("EMPATH_INPUT_"):
+                name = key[len("EMPATH_INPUT_") :].lower().replace("_", "-")
+                assert name in ACTION_INPUTS, f"{step.get('name')}: {key}"
+                assert step["env"][key] == f"${{{{ inputs.{name} }}}}", key
+
+
+def test_the_fork_policy_fails_by_default() -> None:
+    spec = load(ACTION)["inputs"]["fork-pr"]
+    assert spec["default"] == FORK_PR_POLICIES[0] == "fail"
+    for policy in FORK_PR_POLICIES:
+        assert f"`{policy}`" in spec["description"]
+    for doc in (ACTION, ROOT / "README.md", ROOT / "docs" / "github.md"):
+        assert "neutral" not in doc.read_text(encoding="utf-8").lower(), f"{doc.name} calls it neutral"
+
+
+def gate_step(path: Path) -> dict[str, Any]:
+    """The one step of ``path`` that uses this action."""
+    (step,) = [s for s in steps_of(load(path)) if s.get("uses") == "./"]
+    return step
+
+
+def effective_runs(path: Path) -> int:
+    """The run count the action step of ``path`` uses: its ``runs`` input, else its suite's own
+    ``runs`` in suites/suites.yaml."""
+    inputs = gate_step(path)["with"]
+    if str(inputs.get("runs", "")).strip():
+        return int(inputs["runs"])
+    suites = yaml.safe_load((ROOT / "suites" / "suites.yaml").read_text(encoding="utf-8"))["suites"]
+    return int(next(s["runs"] for s in suites if s["id"] == inputs["suite"]))
+
+
+PR_GATES = [ROOT / ".github/workflows/safety-gate.yml", *EXAMPLES]
+
+
+@pytest.mark.parametrize("gate", PR_GATES, ids=lambda p: p.name)
+def test_the_pull_request_gate_and_the_nightly_baseline_use_the_same_run_count(gate: Path) -> None:
+    """A baseline with another run count is not comparable: the pull-request gate would never
+    check for regressions."""
+    nightly = ROOT / ".github/workflows/nightly.yml"
+    night, pr = gate_step(nightly)["with"], gate_step(gate)["with"]
+    assert effective_runs(gate) == effective_runs(nightly)
+    assert effective_runs(nightly) >= 3, "3 runs is the floor the critical metrics' limits assume"
+    assert pr["suite"] == night["suite"]
+    stored = next(s for s in steps_of(load(nightly)) if s.get("name") == "Store the baseline")
+    assert pr["baseline"] == night["baseline"] == stored["with"]["name"]
+    assert pr["baseline-workflow"] == nightly.name
+
+
 def test_requirements_are_hash_pinned() -> None:
     text = (ROOT / "requirements" / "action.txt").read_text(encoding="utf-8")
     reqs = re.findall(r"^([a-z0-9][a-z0-9._-]*)==([^\s\\]+)", text, flags=re.MULTILINE)
@@ -201,7 +258,7 @@ def _tool(name: str) -> str | None:
 )
 def test_actionlint() -> None:
     out = subprocess.run(
-        [_tool("actionlint") or "actionlint", "-no-color", *map(str, WORKFLOWS)],
+        [_tool("actionlint") or "actionlint", "-no-color", *map(str, [*WORKFLOWS, *EXAMPLES])],
         cwd=ROOT,
         capture_output=True,
         text=True,
