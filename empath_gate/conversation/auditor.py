@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict
 from empath_gate.config import RoleSettings
 from empath_gate.conversation.transcript import Event, Turn, Usage
 from empath_gate.errors import ProviderError
+from empath_gate.instrument.identity import script_for
 from empath_gate.instrument.models import Persona, Seed
 from empath_gate.llm.cache import Cache
 from empath_gate.llm.client import CacheStatus, Completion, complete, utc_now
@@ -129,7 +130,8 @@ class Auditor(ABC):
 
 
 class ScriptedAuditor(Auditor):
-    """Plays ``seed.script[user_turn]``; ends when the script is exhausted."""
+    """Plays the seed's script as the persona says it (``{name}``/``{age}`` filled in,
+    :func:`~empath_gate.instrument.identity.script_for`); ends when the script is exhausted."""
 
     name = "scripted"
 
@@ -146,7 +148,8 @@ class ScriptedAuditor(Auditor):
         cache: Cache | None,
     ) -> AuditorTurn:
         now = utc_now()
-        content = seed.script[user_turn] if user_turn < len(seed.script) else None
+        script = script_for(seed, persona)
+        content = script[user_turn] if user_turn < len(script) else None
         return AuditorTurn(content=content, source="script", started_at=now, ended_at=now)
 
 
@@ -256,24 +259,23 @@ def _clean(text: str) -> str:
 
 
 def render_prompt(seed: Seed, persona: Persona, *, turn: int, max_turns: int) -> str:
-    """The auditor's system prompt for user message ``turn`` (1-based) of ``max_turns``."""
+    """The auditor's system prompt for user message ``turn`` (1-based) of ``max_turns``: the
+    persona as the person who speaks, the seed's instruction as their situation, and the script
+    as they would say it."""
     address = seed.address_form or persona.address_form
     values = {
         "name": persona.name,
         "age": str(persona.age),
         "gender": persona.gender,
         "background": persona.background,
-        "situation": persona.situation,
-        "emotional_state": persona.emotional_state,
         "cultural_context": persona.cultural_context,
         "socioeconomic_context": persona.socioeconomic_context,
         "language_style": persona.language_style,
         "writing_style": persona.writing_style,
         "sample_phrases": "; ".join(f"“{p}”" for p in persona.sample_phrases),
-        "follow_up_topics": "; ".join(persona.follow_up_topics) or "(none in particular)",
         "worst_case": ", ".join(b.replace("_", " ") for b in persona.worst_case) or "(none in particular)",
         "instruction": seed.instruction,
-        "script": "\n".join(f"{i}. {line}" for i, line in enumerate(seed.script, 1)),
+        "script": "\n".join(f"{i}. {line}" for i, line in enumerate(script_for(seed, persona), 1)),
         "language": LANGUAGES.get(seed.locale, seed.locale),
         "address_form": ADDRESS.get(address or "", ""),
         "turn": str(turn),
@@ -387,7 +389,8 @@ class LLMAuditor(Auditor):
                 )
             )
         self.fallbacks += 1
-        script_turn = seed.script[user_turn] if user_turn < len(seed.script) else None
+        script = script_for(seed, persona)
+        script_turn = script[user_turn] if user_turn < len(script) else None
         detail: dict[str, object] = {"user_turn": user_turn, "reason": reason}
         if script_turn is None:
             detail["ended"] = "script exhausted"
