@@ -8,15 +8,21 @@ Without ``--suites``, the directories of ``[tool.empath-gate] suites_dirs`` in
 ``./pyproject.toml`` are layered (when present). Exit 0 when everything is valid, 2 with every
 problem on stderr (one per line: ``file:line: /pointer: what — fix``).
 
-For the shipped instrument alone the coverage rules (seeds per metric, both locales, locale
-balance, every persona reachable) and the mechanical seed review rules (suites/REVIEW.md:
+Identity conflicts (suites/REVIEW.md, section 9: an instruction or script naming a person of
+its own, a seed no persona fits, a fixed character that is missing, of another locale or does
+not fit) are loader errors, so they are listed like every other problem, with file, line and
+fix. For the shipped instrument alone the coverage rules (seeds per metric, both locales,
+locale balance, every persona reachable) and the mechanical seed review rules (suites/REVIEW.md:
 script length after the confirm turn, no method detail in user turns, no near-duplicate
 scripts, unique scenarios, a review against the current checklist) are errors; with team
-layers they are printed as notes.
+layers they are printed as notes. Seeds a suite selects but cannot give a fitting persona
+(its ``worst_case_only`` or ``list`` leaves none) are always notes: the suite runs without them.
 
 ``--format json`` prints one object: ``instrument_version``, ``metrics``, ``dimensions``,
 ``seeds``, ``personas`` (counts), ``covert_seeds``, ``worst_case_personas`` (counts),
-``seeds_by_locale``, ``personas_by_locale``, ``seeds_by_metric`` (id -> count) and ``suites``
+``seeds_by_locale``, ``personas_by_locale``, ``seeds_by_metric`` (id -> count),
+``fixed_characters`` (seeds with a ``character``), ``unspoken_seeds`` (suite id -> ids of the
+seeds it selects but cannot give a fitting persona; only suites that have some) and ``suites``
 (suite id -> ``{"seeds", "conversations", "items", "runs", "metrics", "personas"}``).
 """
 
@@ -36,6 +42,7 @@ from empath_gate.instrument.coverage import (
     personas_by_locale_count,
     seeds_by_locale,
     seeds_by_metric,
+    unspoken_seeds,
 )
 from empath_gate.instrument.loader import load_instrument, pyproject_suites_dirs, shipped_paths
 from empath_gate.instrument.models import Instrument
@@ -83,6 +90,8 @@ def summary(instrument: Instrument) -> dict[str, Any]:
         "seeds_by_locale": seeds_by_locale(instrument),
         "personas_by_locale": personas_by_locale_count(instrument),
         "seeds_by_metric": seeds_by_metric(instrument),
+        "fixed_characters": sum(1 for s in instrument.seeds if s.character is not None),
+        "unspoken_seeds": {k: list(v) for k, v in unspoken_seeds(instrument).items()},
         "suites": suites,
     }
 
@@ -94,7 +103,8 @@ def _text(data: dict[str, Any], notes: list[str]) -> str:
         f"  {data['seeds']} seeds ({data['covert_seeds']} covert): "
         + ", ".join(f"{k} {v}" for k, v in data["seeds_by_locale"].items()),
         f"  {data['personas']} personas ({data['worst_case_personas']} worst-case): "
-        + ", ".join(f"{k} {v}" for k, v in data["personas_by_locale"].items()),
+        + ", ".join(f"{k} {v}" for k, v in data["personas_by_locale"].items())
+        + f"; {data['fixed_characters']} seeds with a fixed character",
         "  seeds per metric: " + ", ".join(f"{k} {v}" for k, v in data["seeds_by_metric"].items()),
         "  suites:",
     ]
@@ -124,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_INVALID
     notes = [f"coverage: {c}" for c in coverage] + [f"review: {r}" for r in review]
     data = summary(instrument)
+    notes += _unspoken_notes(data)
     if args.format == "json":
         print(json.dumps(data, ensure_ascii=False, indent=2))
         for n in notes:
@@ -131,6 +142,16 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(_text(data, notes))
     return EXIT_OK
+
+
+def _unspoken_notes(data: dict[str, Any]) -> list[str]:
+    """One note per suite that selects seeds no persona of its selector may speak."""
+    out = []
+    for sid, ids in data["unspoken_seeds"].items():
+        if ids:
+            out.append(f"identity: suite {sid!r} selects {len(ids)} seed(s) that none of its personas "
+                       f"may speak, so it runs without them: {', '.join(ids)}")
+    return out
 
 
 def _checklist() -> str | None:

@@ -42,6 +42,7 @@ from pydantic import BaseModel, ConfigDict
 from empath_gate.conversation.breaks import END_TOKEN, BreakReason, clean_reply, detect_break, reply_break
 from empath_gate.conversation.transcript import Event, Turn, Usage
 from empath_gate.errors import ProviderError
+from empath_gate.instrument.identity import script_for
 from empath_gate.instrument.models import Persona, Seed
 from empath_gate.llm.cache import Cache
 from empath_gate.llm.client import CacheStatus, Completion, complete, utc_now
@@ -155,7 +156,8 @@ class Auditor(ABC):
 
 
 class ScriptedAuditor(Auditor):
-    """Plays ``seed.script[user_turn]``; ends when the script is exhausted."""
+    """Plays the seed's script as the persona says it (``{name}``/``{age}`` filled in,
+    :func:`~empath_gate.instrument.identity.script_for`); ends when the script is exhausted."""
 
     name = "scripted"
 
@@ -172,29 +174,29 @@ class ScriptedAuditor(Auditor):
         cache: Cache | None,
     ) -> AuditorTurn:
         now = utc_now()
-        content = seed.script[user_turn] if user_turn < len(seed.script) else None
+        script = script_for(seed, persona)
+        content = script[user_turn] if user_turn < len(script) else None
         return AuditorTurn(content=content, source="script", started_at=now, ended_at=now)
 
 
 def render_prompt(seed: Seed, persona: Persona, *, turn: int, max_turns: int) -> str:
-    """The auditor's system prompt for user message ``turn`` (1-based) of ``max_turns``."""
+    """The auditor's system prompt for user message ``turn`` (1-based) of ``max_turns``: the
+    persona as the person who speaks, the seed's instruction as their situation, and the script
+    as they would say it."""
     address = seed.address_form or persona.address_form
     values = {
         "name": persona.name,
         "age": str(persona.age),
         "gender": persona.gender,
         "background": persona.background,
-        "situation": persona.situation,
-        "emotional_state": persona.emotional_state,
         "cultural_context": persona.cultural_context,
         "socioeconomic_context": persona.socioeconomic_context,
         "language_style": persona.language_style,
         "writing_style": persona.writing_style,
         "sample_phrases": "; ".join(f"“{p}”" for p in persona.sample_phrases),
-        "follow_up_topics": "; ".join(persona.follow_up_topics) or "(none in particular)",
         "worst_case": ", ".join(b.replace("_", " ") for b in persona.worst_case) or "(none in particular)",
         "instruction": seed.instruction,
-        "script": "\n".join(f"{i}. {line}" for i, line in enumerate(seed.script, 1)),
+        "script": "\n".join(f"{i}. {line}" for i, line in enumerate(script_for(seed, persona), 1)),
         "language": LANGUAGES.get(seed.locale, seed.locale),
         "address_form": ADDRESS.get(address or "", ""),
         "turn": str(turn),
@@ -292,7 +294,8 @@ class LLMAuditor(Auditor):
             bad.append((reason, raw.strip()[:200]))
         self.fallbacks += 1
         events = self._events(calls, bad, "fallback")
-        script_turn = seed.script[user_turn] if user_turn < len(seed.script) else None
+        script = script_for(seed, persona)
+        script_turn = script[user_turn] if user_turn < len(script) else None
         last = bad[-1][0]
         detail: dict[str, object] = {
             "user_turn": user_turn,

@@ -6,7 +6,9 @@ team layers are added (a team's seeds may legitimately tilt the balance).
 
 Defaults (source: the project's issues): at least 5 seeds per metric (the full seed bank),
 both locales present, at least 40% of seeds in each locale, every persona
-reachable by some suite, every dimension holding a metric.
+reachable by some suite, every dimension holding a metric. :func:`unspoken_seeds` lists the
+seeds a suite selects but cannot give a persona (its persona selector leaves none that fits
+the seed's ``speaker``); ``validate`` prints them as notes.
 """
 
 from __future__ import annotations
@@ -47,6 +49,21 @@ def reachable_personas(instrument: Instrument) -> set[str]:
         for seed in suite_seeds(suite, instrument.seeds, dimension_of):
             reached.update(p.id for p in assign_personas(suite.personas, seed, by_locale))
     return reached
+
+
+def unspoken_seeds(instrument: Instrument) -> dict[str, tuple[str, ...]]:
+    """Suite id -> ids of the seeds it selects that get no persona (seed order); suites where
+    every selected seed is spoken are left out. A seed is unspoken when the suite's persona
+    selector (``worst_case_only``, a ``list``) keeps no persona that may speak it."""
+    dimension_of = {m.id: m.dimension for m in instrument.metrics}
+    by_locale = personas_by_locale(instrument.personas)
+    out: dict[str, tuple[str, ...]] = {}
+    for suite in instrument.suites:
+        missing = tuple(s.id for s in suite_seeds(suite, instrument.seeds, dimension_of)
+                        if not assign_personas(suite.personas, s, by_locale))
+        if missing:
+            out[suite.id] = missing
+    return out
 
 
 def metric_problems(instrument: Instrument, min_seeds: int = MIN_SEEDS_PER_METRIC) -> list[str]:

@@ -2,7 +2,8 @@
 
 Used by the loader (a suite must select at least one seed), by the coverage rules (every
 persona reachable by some suite) and by :mod:`empath_gate.plan`. Results keep instrument order
-(seed file order; personas sorted by id), never set or dict-hash order.
+(seed file order; personas sorted by id), never set or dict-hash order. Only personas that may
+speak a seed are ever assigned to it (:func:`empath_gate.instrument.identity.may_speak`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 
+from empath_gate.instrument.identity import may_speak
 from empath_gate.instrument.models import (
     Persona,
     PersonaSelector,
@@ -85,20 +87,33 @@ def assign_personas(
 ) -> tuple[Persona, ...]:
     """The personas that talk through ``seed`` under ``selector``, sorted by id.
 
-    ``by_locale`` comes from :func:`personas_by_locale`. Only personas of the seed's locale
-    are used; ``worst_case_only`` keeps those with at least one worst-case behaviour.
+    ``by_locale`` comes from :func:`personas_by_locale`. The candidates are the personas of
+    the seed's locale that may speak it (its fixed ``character`` only, or every non-reserved
+    persona meeting ``seed.speaker``); ``worst_case_only`` keeps those with at least one
+    worst-case behaviour.
 
     * ``hash``: one persona, ``candidates[stable_index(seed.id, len(candidates))]`` over the
-      candidates sorted by id (EMPATH assigns one persona per seed by a stable hash of its id).
+      candidates sorted by id (EMPATH assigns one persona per seed by a stable hash of its id;
+      the same seed and persona files always give the same persona).
     * ``all``: every candidate.
     * ``list``: the candidates whose id is in ``selector.ids``.
 
-    Returns ``()`` when no persona fits (the loader reports a suite left without conversations).
+    Returns ``()`` when no persona fits (the loader reports a seed no persona may speak, and a
+    suite left without conversations).
     """
     candidates = [
         p for p in by_locale.get(seed.locale, ())
-        if not selector.worst_case_only or p.worst_case
+        if may_speak(seed, p) and (not selector.worst_case_only or p.worst_case)
     ]
+    return pick_personas(selector, seed, candidates)
+
+
+def pick_personas(
+    selector: PersonaSelector, seed: Seed, candidates: Sequence[Persona]
+) -> tuple[Persona, ...]:
+    """``selector``'s choice among ``candidates`` (sorted by id, already filtered): one by
+    :func:`stable_index` of the seed id (``hash``), all of them (``all``) or those listed
+    (``list``); ``()`` when there is no candidate."""
     if not candidates:
         return ()
     if selector.mode == "hash":

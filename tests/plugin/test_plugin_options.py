@@ -20,9 +20,9 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::empath_gate.judging.llm_judge.JudgeHygieneWarning"),
 ]
 
-DETECT = "cs-detect-mx-dormir-no-despertar-mx-don-tono-taxista-ecatepec-crisis_detection"
+DETECT = "cs-detect-mx-dormir-no-despertar-mx-lupita-estudiante-unam-crisis_detection"
 RESOURCE = "cs-resource-us-dv-borrowed-phone-us-tanya-server-las-vegas-crisis_resource_provision"
-ACTIONS = "tq-mx-entrevista-nervios-mx-karla-maquila-tijuana-therapeutic_actions"
+ACTIONS = "tq-mx-entrevista-nervios-mx-beto-deportado-zacatecas-therapeutic_actions"
 TINY = ("--empath-suite", "tiny", "--empath-suites-dir", "suites-team")
 OFFLINE = (*TINY, "--empath-offline")
 

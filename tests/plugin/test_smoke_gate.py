@@ -39,9 +39,9 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::empath_gate.judging.llm_judge.JudgeHygieneWarning"),
 ]
 
-DETECT = "cs-detect-mx-dormir-no-despertar-mx-don-tono-taxista-ecatepec"
+DETECT = "cs-detect-mx-dormir-no-despertar-mx-lupita-estudiante-unam"
 RESOURCE = "cs-resource-us-dv-borrowed-phone-us-tanya-server-las-vegas"
-ACTIONS = "tq-mx-entrevista-nervios-mx-karla-maquila-tijuana"
+ACTIONS = "tq-mx-entrevista-nervios-mx-beto-deportado-zacatecas"
 
 
 SMOKE = ("--empath-suite", "smoke", "--empath-runs", str(SMOKE_RUNS))

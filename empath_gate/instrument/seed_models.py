@@ -1,0 +1,193 @@
+"""Models of the people side of the instrument: seeds (situation, script, risk) and personas.
+
+One identity per conversation (suites/REVIEW.md, section 8): the **seed** fixes the situation
+and the risk, and states in ``speaker`` what the person must be (gender of the script's
+self-references, an age range, roles such as ``parent`` or ``student``); the **persona**
+supplies the person (name, age, voice, background). A seed with a fixed ``character`` is spoken
+only by that persona. User-turn indices (``alert_turn``, ``confirm_turn``) are **1-based
+positions in the seed's ``script``** (the first user message is turn 1). Every model is frozen
+and forbids unknown keys.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from empath_gate.instrument.model_base import Frozen, Locale, Slug
+
+SpeakerGender = Literal["woman", "man"]
+"""The gender a seed's script inflects the speaker in (es-MX agreement: ``cansada`` /
+``cansado``; en-US: the speaker's relations as written, e.g. "my wife")."""
+
+PersonaGender = Literal["woman", "man", "nonbinary"]
+"""How a persona refers to themself; matched against :data:`SpeakerGender` (a ``nonbinary``
+persona speaks only seeds whose ``speaker.gender`` is unset)."""
+
+MIN_AGE = 13
+MAX_AGE = 100
+"""Persona ages the instrument supports (13-100, the range of ``Persona.age``)."""
+
+RiskLevel = Literal["none", "low", "moderate", "high", "imminent"]
+RiskCategory = Literal[
+    "passive_suicidal_ideation",
+    "active_suicidal_ideation",
+    "self_harm",
+    "domestic_violence",
+    "sexual_violence",
+    "child_abuse",
+    "substance_overdose",
+    "psychosis_delusion",
+    "eating_disorder",
+]
+"""Risk categories, after the CRADLE-Dialogue labels (active/passive ideation split as in
+C-SSRS levels 4-5 vs 1-3) extended with overdose, psychosis and eating disorder."""
+
+WorstCaseBehaviour = Literal[
+    "low_engagement",
+    "resistance",
+    "limited_self_disclosure",
+    "emotional_volatility",
+    "rigid_negative_interpretation",
+]
+"""Worst-case help-seeker behaviours (source: worst-case seeker literature, see FACTS)."""
+
+class RiskCategoryEntry(Frozen):
+    """A risk category of a seed, and whether it is past or ongoing (CRADLE-Dialogue)."""
+
+    category: RiskCategory
+    timing: Literal["past", "ongoing"]
+
+
+class RiskAnnotation(Frozen):
+    """Risk a seed carries. Turn indices are 1-based positions in ``script``.
+
+    ``alert_turn``: first user turn where risk can be hinted at; ``confirm_turn``: the turn
+    where it becomes explicit. Both ``None`` when the seed carries no risk (level ``none``).
+    """
+
+    level: RiskLevel
+    categories: tuple[RiskCategoryEntry, ...] = ()
+    alert_turn: int | None = Field(default=None, ge=1)
+    confirm_turn: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RiskAnnotation:
+        if (
+            self.alert_turn is not None
+            and self.confirm_turn is not None
+            and self.alert_turn > self.confirm_turn
+        ):
+            raise ValueError("alert_turn must not come after confirm_turn")
+        if self.level == "none" and self.categories:
+            raise ValueError("level 'none' takes no categories")
+        return self
+
+
+class Review(Frozen):
+    """Who reviewed a seed against ``suites/REVIEW.md``, when, and which checklist version."""
+
+    reviewer: str
+    date: dt.date
+    checklist_version: str
+
+
+class Speaker(Frozen):
+    """What the person speaking a seed must be, so that every persona chosen for it fits the
+    script (es-MX scripts are gendered; a script about a child of one's own needs a parent).
+
+    ``gender``: the speaker's gender as the script inflects it (None: the script is neutral);
+    ``age_min``/``age_max``: inclusive years; ``roles``: slugs every chosen persona must hold in
+    ``Persona.roles`` (e.g. ``parent``, ``partnered``, ``student``, ``veteran``). Defaults: any
+    persona of the seed's locale.
+    """
+
+    gender: SpeakerGender | None = None
+    age_min: int = Field(default=MIN_AGE, ge=MIN_AGE, le=MAX_AGE)
+    age_max: int = Field(default=MAX_AGE, ge=MIN_AGE, le=MAX_AGE)
+    roles: tuple[Slug, ...] = ()
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Speaker:
+        if self.age_min > self.age_max:
+            raise ValueError(f"speaker.age_min {self.age_min} is above age_max {self.age_max}")
+        return self
+
+
+class Seed(Frozen):
+    """A situation for the auditor: instruction, fixed script, risk annotation, and who may say it.
+
+    ``instruction`` describes the situation in the second person without a name or age of its
+    own; ``script`` may write ``{name}`` (the persona's given name) and ``{age}`` where the person
+    names themself (:func:`empath_gate.instrument.identity.script_for`). ``speaker`` constrains
+    the persona; ``character`` (a persona id of the seed's locale) fixes it instead.
+    """
+
+    id: Slug
+    locale: Locale
+    scenario: Slug = Field(description="one per scenario: a translation of a scenario repeats it")
+    address_form: Literal["tu", "usted"] | None = Field(
+        default=None, description="es-MX register: tú or usted (required for es-MX)"
+    )
+    covert: bool = False
+    tags: tuple[Slug, ...] = ()
+    instruction: str = Field(min_length=30)
+    primary_metrics: tuple[Slug, ...] = Field(min_length=1)
+    risk: RiskAnnotation
+    script: tuple[str, ...] = Field(min_length=2)
+    max_turns: int | None = Field(default=None, ge=1, le=60)
+    speaker: Speaker = Speaker()
+    character: Slug | None = Field(
+        default=None, description="the persona id that always speaks this seed (a fixed character)"
+    )
+    review: Review | None = None
+
+    @model_validator(mode="after")
+    def _locale_rules(self) -> Seed:
+        if self.locale == "es-MX" and self.address_form is None:
+            raise ValueError("es-MX seeds must state 'address_form' (tu or usted)")
+        n = len(self.script)
+        for name in ("alert_turn", "confirm_turn"):
+            v = getattr(self.risk, name)
+            if v is not None and v > n:
+                raise ValueError(f"risk.{name} = {v} is past the script's {n} user turns")
+        return self
+
+
+class Persona(Frozen):
+    """A simulated help-seeker: who they are and how they write.
+
+    The auditor prompt shows the person (name, age, gender, background, cultural and economic
+    context, voice, sample phrases, worst-case behaviours); ``situation``, ``emotional_state``,
+    ``risk_factors`` and ``follow_up_topics`` describe the persona's own story for reviewers and
+    are not shown, because a seed fixes the situation. ``speaks_as`` and ``roles`` are matched
+    against a seed's ``speaker``; a ``reserved`` persona is a seed's fixed character and speaks
+    only the seeds that name it in ``character``.
+    """
+
+    id: Slug
+    locale: Locale
+    name: str
+    age: int = Field(ge=MIN_AGE, le=MAX_AGE)
+    gender: str = Field(description="as the persona would say it (e.g. 'mujer trans'); shown in the prompt")
+    speaks_as: PersonaGender | None = Field(
+        default=None, description="matched against a seed's speaker.gender (None: only gender-neutral seeds)"
+    )
+    roles: tuple[Slug, ...] = Field(default=(), description="e.g. parent, partnered, student; see Speaker")
+    reserved: bool = Field(default=False, description="a fixed character: speaks only seeds naming it")
+    category: Slug
+    background: str
+    situation: str
+    emotional_state: str
+    crisis_level: int = Field(ge=0, le=3)
+    risk_factors: tuple[str, ...] = ()
+    cultural_context: str
+    socioeconomic_context: str
+    language_style: str
+    writing_style: str
+    address_form: Literal["tu", "usted"] | None = None
+    sample_phrases: tuple[str, ...] = Field(min_length=2)
+    follow_up_topics: tuple[str, ...] = ()
+    worst_case: tuple[WorstCaseBehaviour, ...] = ()

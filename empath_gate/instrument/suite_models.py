@@ -1,0 +1,150 @@
+"""Models of the suite side: seed and persona selectors, suites, thresholds and waivers.
+
+Every model is frozen and forbids unknown keys (:class:`~empath_gate.instrument.model_base.Frozen`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import Field
+
+from empath_gate.instrument.model_base import Frozen, Locale, Slug
+from empath_gate.instrument.seed_models import RiskLevel
+
+
+class SeedSelector(Frozen):
+    """Which seeds a suite draws: union of ``ids``, ``tags``, ``metrics`` and ``dimensions``,
+    then restricted to ``locales``, to ``covert`` and to risk level >= ``min_risk`` when set.
+    ``all: true`` takes every seed."""
+
+    all: bool = False
+    ids: tuple[Slug, ...] = ()
+    tags: tuple[Slug, ...] = ()
+    metrics: tuple[Slug, ...] = ()
+    dimensions: tuple[Slug, ...] = ()
+    locales: tuple[Locale, ...] = ()
+    covert: bool | None = None
+    min_risk: RiskLevel | None = Field(
+        default=None, description="keep seeds whose risk level is at least this (none < low < ... < imminent)"
+    )
+
+
+class PersonaSelector(Frozen):
+    """Persona assignment among the personas that may speak a seed (its locale, its
+    ``speaker`` constraints, or its fixed ``character``; see
+    :func:`empath_gate.instrument.selection.assign_personas`): ``hash`` (one of them by a stable
+    hash of the seed id), ``all`` (every one), or an explicit list of ids (those that may speak
+    the seed are used); ``worst_case_only`` restricts to personas with worst-case behaviours."""
+
+    mode: Literal["hash", "all", "list"] = "hash"
+    ids: tuple[Slug, ...] = ()
+    worst_case_only: bool = False
+
+
+class Suite(Frozen):
+    """A named selection of conversations and how to run them."""
+
+    id: Slug
+    label: str
+    description: str
+    seeds: SeedSelector
+    also_seeds: tuple[SeedSelector, ...] = Field(
+        default=(),
+        description="further selections added to ``seeds`` (union), each with its own restrictions",
+    )
+    metrics: Literal["primary", "all"] = "primary"
+    personas: PersonaSelector = PersonaSelector()
+    runs: int = Field(default=3, ge=1, le=50)
+    max_turns: int = Field(default=8, ge=1, le=60)
+
+
+class ThresholdValues(Frozen):
+    """Per-metric gate limits; every field optional so files can override a subset.
+
+    Semantics (also in ``thresholds.yaml``'s header): mean >= ``min_mean``; every judged run
+    >= ``min_run``; range (max - min) <= ``max_range``; flip rate <= ``max_flip_rate``;
+    judged runs >= ``min_judged_runs``; judge-failure rate <= ``max_judge_failure_rate``;
+    candidate - baseline >= -``max_drop`` (non-inferiority for critical metrics).
+    """
+
+    min_mean: float | None = Field(default=None, ge=1, le=10)
+    min_run: float | None = Field(default=None, ge=1, le=10)
+    max_range: float | None = Field(default=None, ge=0, le=9)
+    max_flip_rate: float | None = Field(default=None, ge=0, le=1)
+    max_drop: float | None = Field(default=None, ge=0, le=9)
+    min_judged_runs: int | None = Field(default=None, ge=1)
+    max_judge_failure_rate: float | None = Field(default=None, ge=0, le=1)
+    critical: bool | None = None
+
+
+class ResolvedThresholds(Frozen):
+    """Thresholds with every field set, after defaults < metric < suite < suite-metric."""
+
+    min_mean: float
+    min_run: float
+    max_range: float
+    max_flip_rate: float
+    max_drop: float
+    min_judged_runs: int
+    max_judge_failure_rate: float
+    critical: bool
+
+
+class SuiteThresholds(Frozen):
+    """The thresholds of one suite: its defaults and per-metric values (layered over the file's)."""
+
+    defaults: ThresholdValues = ThresholdValues()
+    metrics: dict[Slug, ThresholdValues] = Field(default={})
+
+
+class Thresholds(Frozen):
+    """The contents of ``thresholds.yaml``; ``alpha`` is the FDR level for regressions."""
+
+    version: int = 1
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    defaults: ThresholdValues
+    metrics: dict[Slug, ThresholdValues] = Field(default={})
+    suites: dict[Slug, SuiteThresholds] = Field(default={})
+
+    def resolve(self, metric_id: str, suite_id: str | None = None) -> ResolvedThresholds:
+        """Merge defaults < metric < suite defaults < suite metric; raises ValueError when a
+        field stays unset (the shipped defaults set every field)."""
+        merged: dict[str, object] = {}
+        layers = [self.defaults, self.metrics.get(metric_id)]
+        if suite_id is not None and suite_id in self.suites:
+            s = self.suites[suite_id]
+            layers += [s.defaults, s.metrics.get(metric_id)]
+        for layer in layers:
+            if layer is None:
+                continue
+            for k, v in layer.model_dump().items():
+                if v is not None:
+                    merged[k] = v
+        return ResolvedThresholds.model_validate(merged)
+
+
+class Waiver(Frozen):
+    """Turns matching gate failures into xfail with the reason shown, until ``expires``."""
+
+    metric: Slug
+    seed: Slug | None = None
+    persona: Slug | None = None
+    reason: str = Field(min_length=5)
+    owner: str = Field(min_length=1)
+    expires: dt.date
+
+    def matches(self, metric: str, seed: str, persona: str) -> bool:
+        """True when this waiver covers the (metric, seed, persona) cell."""
+        return (
+            self.metric == metric
+            and (self.seed is None or self.seed == seed)
+            and (self.persona is None or self.persona == persona)
+        )
+
+
+class Waivers(Frozen):
+    """The contents of ``waivers.yaml``: the team's waivers, in file order."""
+
+    waivers: tuple[Waiver, ...] = ()
