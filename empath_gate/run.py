@@ -77,13 +77,17 @@ def load_run_instrument(settings: Settings) -> tuple[Instrument, tuple[LayerInfo
     return instrument, team_layers(settings.suites_dirs, settings.thresholds, waivers)
 
 
-def prepare(settings: Settings, suites: Sequence[str], *, shard: str | None = None) -> RunSetup:
+def prepare(
+    settings: Settings, suites: Sequence[str], *, shard: str | None = None, project: Path | str | None = None
+) -> RunSetup:
     """Load the instrument, apply the offline profile, build the plan (and its shard), read the
-    baseline. Raises ConfigError/SuiteError for anything a user must fix (unknown suite, bad
-    shard, unreadable baseline, CI without models)."""
+    baseline; a ``py:`` target imports from ``project`` (default: the working directory). Raises
+    ConfigError/SuiteError for anything a user must fix (unknown suite, bad shard, unreadable
+    baseline, CI without models)."""
     from empath_gate.plan.rebuild import plan_for_profile
     from empath_gate.settings.profile import resolve_profile
 
+    import_target_path(settings, project)
     instrument, layers = load_run_instrument(settings)
     profile = resolve_profile(settings)
     plan = plan_for_profile(instrument, profile, suites, shard_spec=shard)

@@ -25,14 +25,6 @@ class Verdict:
     notes: tuple[str, ...] = ()
 
 
-def layers_configured(settings: Settings) -> bool:
-    """True when the settings name any team layer (suites directory, thresholds, waivers, or a
-    ``./waivers.yaml``)."""
-    from empath_gate.run import waivers_path
-
-    return bool(settings.suites_dirs or settings.thresholds or waivers_path(settings))
-
-
 def verdict_of(
     results: Results,
     *,
@@ -43,34 +35,39 @@ def verdict_of(
     source: str = "results",
 ) -> Verdict:
     """Decide ``results`` (against ``baseline`` when given; else ``regression``, default the
-    file's own comparison). With ``settings`` that name team layers, their thresholds and waivers
-    decide and every layer that differs from the recorded ones is noted; otherwise the recorded
-    gate inputs decide. A file without recorded gate inputs (schema version 1) is decided with
-    the instrument the settings load (the shipped one by default), and a note says so."""
+    file's own comparison) by the one gating path. The recorded thresholds and waivers decide,
+    unless ``settings`` name a thresholds or waivers file (or a ``./waivers.yaml`` exists): then
+    that file decides, and a note says when it differs from the one the run used. A file without
+    recorded gate inputs (schema version 1) is decided with the instrument the settings load (the
+    shipped one by default), and a note says so."""
     from empath_gate.results.layers import layer_differences
-    from empath_gate.run import load_run_instrument
+    from empath_gate.run import load_run_instrument, waivers_path
     from empath_gate.settings.model import Settings as _Settings
 
-    reg = regression if baseline is None and regression is not None else None
-    if baseline is None and regression is None:
-        reg = results.regressions
-    notes: list[str] = []
-    if results.gate is not None and (settings is None or not layers_configured(settings)):
+    reg = results.regressions if baseline is None and regression is None else regression
+    s = settings or _Settings()
+    own_thresholds, own_waivers = s.thresholds is not None, waivers_path(s) is not None
+    if results.gate is not None and not (own_thresholds or own_waivers):
         return Verdict(decide_results(results, baseline=baseline, regression=reg, fail_on=fail_on))
-    instrument, layers = load_run_instrument(settings or _Settings())
+    instrument, layers = load_run_instrument(s)
+    notes: list[str] = []
     if results.gate is None:
         notes.append(
             f"{source} records no gate inputs (an older results file): decided with the "
             "thresholds and waivers loaded now"
         )
+        own_thresholds = own_waivers = True
     else:
-        notes.extend(f"{source}: {line}" for line in layer_differences(results.gate.layers, layers))
+        kinds = {k for k, on in (("thresholds", own_thresholds), ("waivers", own_waivers)) if on}
+        recorded = [x for x in results.gate.layers if x.kind in kinds]
+        current = [x for x in layers if x.kind in kinds]
+        notes.extend(f"{source}: {line}" for line in layer_differences(recorded, current))
     decided = decide_results(
         results,
         baseline=baseline,
         regression=reg,
         fail_on=fail_on,
-        thresholds=instrument.thresholds,
-        waivers=instrument.waivers,
+        thresholds=instrument.thresholds if own_thresholds else None,
+        waivers=instrument.waivers if own_waivers else None,
     )
     return Verdict(decided, tuple(notes))

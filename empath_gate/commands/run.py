@@ -59,10 +59,9 @@ def run(args: argparse.Namespace) -> int:
     """Run the plan (or print its size with ``--dry-run``); returns the exit status."""
     from empath_gate.errors import ConfigError, SuiteError
     from empath_gate.report.terminal import render_terminal
-    from empath_gate.run import evaluate_run, header_lines, import_target_path, prepare, run_plan, write_run
+    from empath_gate.run import evaluate_run, header_lines, prepare, run_plan, write_run
 
     settings = load_command_settings(args, "run")
-    import_target_path(settings)
     setup = prepare(settings, split_suites(given(args, "suites")), shard=given(args, "shard"))
     if args.dry_run:
         from empath_gate.plan.estimate import estimate, render_estimate

@@ -33,26 +33,14 @@ from pathlib import Path
 from typing import Any
 
 from empath_gate.errors import ConfigError
+from empath_gate.settings.options import OptionSpec, action_inputs
 
 DEFAULT_API_URL = "https://api.github.com"
-ACTION_INPUTS: tuple[str, ...] = (
-    "suite",
-    "runs",
-    "target",
-    "auditor",
-    "judge",
-    "system-prompt",
-    "baseline",
-    "comment",
-    "fail-on",
-    "max-cost",
-    "offline",
-    "shard",
-    "python-version",
-    "results-dir",
-    "fork-pr",
+ACTION_INPUTS: tuple[str, ...] = tuple(
+    o.action for o in action_inputs() if o.action and o.action != "github-token"
 )
-"""The Action inputs read from ``EMPATH_INPUT_*`` (``github-token`` is deliberately absent)."""
+"""The Action inputs read from ``EMPATH_INPUT_*``: the option table's (``github-token`` is
+deliberately absent)."""
 
 FORK_PR_POLICIES: tuple[str, ...] = ("fail", "skip", "run")
 """Values of the ``fork-pr`` input, default first: ``fail`` the job as not evaluated, ``skip``
@@ -227,6 +215,24 @@ def _single_line(name: str, value: str) -> str:
     return v
 
 
+def _setting_arg(o: OptionSpec, raw: str) -> str | None:
+    """``--empath-<flag>=<value>`` for an Action input that sets a setting, checked by the same
+    conversion and bounds as every other front-end's (None: a false switch)."""
+    from empath_gate.settings.load import load_settings
+
+    try:
+        settings = load_settings(pyproject=None, env={}, overrides={o.key: raw})
+    except ConfigError as exc:
+        raise ConfigError(f"action input {o.action!r}: {raw!r} is not valid ({exc})") from None
+    if o.kind == "bool":
+        return o.pytest_flag if getattr(settings, o.key) else None
+    return f"{o.pytest_flag}={raw}"
+
+
+_MAPPED_APART = frozenset({"suite", "shard", "baseline", "results-dir"})
+"""Action inputs whose pytest argument is not a plain ``--empath-<flag>=<value>``."""
+
+
 def action_args(
     inputs: Mapping[str, str],
     *,
@@ -235,23 +241,21 @@ def action_args(
 ) -> list[str]:
     """The pytest command line (after ``python -m pytest``) for the Action's ``inputs``.
 
-    Mapping (input -> flag; empty inputs are left out): ``suite`` (required; several ids
-    separated by commas or spaces) -> ``--empath-suite=ID`` each; ``runs`` (1-50) ->
-    ``--empath-runs``; ``target`` -> ``--empath-target``; ``auditor`` -> ``--empath-auditor``;
-    ``judge`` -> ``--empath-judge``; ``system-prompt`` -> ``--empath-system-prompt``;
-    ``fail-on`` (threshold|regression|both|never) -> ``--empath-fail-on``; ``max-cost`` (USD,
-    >= 0) -> ``--empath-max-cost``; ``offline`` (true) -> ``--empath-offline``; ``shard``
-    (``K/N``, 1 <= K <= N) -> ``--empath-shard``. The baseline is ``baseline_path`` (the Action
-    resolves an artifact name to a file first) else the ``baseline`` input when it names a
-    ``.json`` file -> ``--empath-baseline``. ``results_path`` (default
+    The mapping is the option table's (:func:`empath_gate.settings.options.action_inputs`):
+    each input that sets a setting becomes ``--empath-<flag>=<value>`` (a true switch the bare
+    flag), checked by the settings' own conversion and bounds; empty inputs are left out.
+    Apart: ``suite`` (required; several ids separated by commas or spaces) -> one
+    ``--empath-suite=ID`` each; ``shard`` (``K/N``, 1 <= K <= N); the baseline is
+    ``baseline_path`` (the Action resolves an artifact name to a file first) else the
+    ``baseline`` input when it names a ``.json`` file; ``results_path`` (default
     ``<results-dir>/results.json``, ``results-dir`` defaulting to ``empath-results``) ->
     ``--empath-results``. Values are joined to their flag with ``=`` so none can be read as
-    another flag. ``comment``, ``fork-pr``, ``python-version`` and the token are not pytest's
-    business.
+    another flag. Inputs only the Action's own steps read (``comment``, ``fork-pr``,
+    ``python-version``, the token...) are not pytest's business.
 
     Raises ConfigError naming the input and the fix for a missing suite or a malformed value.
     """
-    from empath_gate.gate import FAIL_ON_VALUES
+    from empath_gate.settings.options import action_inputs
 
     def get(name: str) -> str:
         return _single_line(name, inputs.get(name, "") or "")
@@ -266,31 +270,15 @@ def action_args(
                 f"action input 'suite': {s!r} is not a suite id (lowercase letters, digits, - or _)"
             )
         args.append(f"--empath-suite={s}")
-    runs = get("runs")
-    if runs:
-        if not runs.isdigit() or not 1 <= int(runs) <= 50:
-            raise ConfigError(f"action input 'runs': {runs!r} is not a whole number from 1 to 50")
-        args.append(f"--empath-runs={int(runs)}")
-    for name in ("target", "auditor", "judge", "system-prompt"):
-        v = get(name)
-        if v:
-            args.append(f"--empath-{name}={v}")
-    fail_on = get("fail-on").lower()
-    if fail_on:
-        if fail_on not in FAIL_ON_VALUES:
-            raise ConfigError(f"action input 'fail-on': {fail_on!r}; use one of {', '.join(FAIL_ON_VALUES)}")
-        args.append(f"--empath-fail-on={fail_on}")
-    cost = get("max-cost")
-    if cost:
-        try:
-            value = float(cost)
-        except ValueError:
-            value = -1.0
-        if not 0 <= value < float("inf"):  # also rejects NaN
-            raise ConfigError(f"action input 'max-cost': {cost!r} is not an amount in USD >= 0")
-        args.append(f"--empath-max-cost={cost}")
-    if parse_bool("offline", get("offline")):
-        args.append("--empath-offline")
+    for o in action_inputs():
+        if o.scope != "setting" or o.action in _MAPPED_APART or o.action is None:
+            continue
+        raw = get(o.action)
+        if o.choices:
+            raw = raw.lower()
+        arg = _setting_arg(o, raw) if raw else None
+        if arg:
+            args.append(arg)
     shard = get("shard")
     if shard:
         m = _SHARD.match(shard)

@@ -36,7 +36,6 @@ from __future__ import annotations
 import datetime as dt
 import sys
 from collections.abc import Sequence
-from importlib import resources
 from pathlib import Path
 
 from empath_gate.errors import ConfigError
@@ -68,22 +67,11 @@ from empath_gate.instrument.reading import (
 
 
 def shipped_paths() -> tuple[Path, Path]:
-    """``(suites_dir, thresholds_file)`` of the shipped instrument.
+    """``(suites_dir, thresholds_file)`` of the shipped instrument (:mod:`empath_gate.resources`
+    finds them in a wheel and in a checkout). Raises ConfigError on a broken install."""
+    from empath_gate.resources import shipped_suites_dir, shipped_thresholds
 
-    Prefers the wheel's ``empath_gate/_data``; falls back to the repository layout. Raises
-    ConfigError when neither exists (a broken install).
-    """
-    package = Path(str(resources.files("empath_gate")))
-    data = package / "_data"
-    if (data / "suites").is_dir():
-        return data / "suites", data / "thresholds.yaml"
-    repo = package.parent
-    if (repo / "suites").is_dir():
-        return repo / "suites", repo / "thresholds.yaml"
-    raise ConfigError(
-        f"the shipped instrument was not found (looked for {data / 'suites'} and {repo / 'suites'}); "
-        "reinstall empath-gate"
-    )
+    return shipped_suites_dir(), shipped_thresholds()
 
 
 # --------------------------------------------------------------------------- entry point

@@ -78,7 +78,7 @@ class EmpathSession:
         ConfigError/SuiteError for anything a user must fix."""
         from empath_gate.commands.options import name_options, split_suites
         from empath_gate.pytest_plugin.options import flag_names, overrides, selection
-        from empath_gate.run import import_target_path, prepare
+        from empath_gate.run import prepare
         from empath_gate.settings.load import load_settings
 
         rootdir = Path(str(config.rootpath))
@@ -86,8 +86,12 @@ class EmpathSession:
             settings = load_settings(pyproject=rootdir / "pyproject.toml", overrides=overrides(config))
         except ConfigError as exc:  # name the option as the user wrote it, not the setting key
             raise ConfigError(name_options(str(exc), flag_names())) from None
-        import_target_path(settings, rootdir)
-        setup = prepare(settings, split_suites(selection(config, "suites")), shard=selection(config, "shard"))
+        setup = prepare(
+            settings,
+            split_suites(selection(config, "suites")),
+            shard=selection(config, "shard"),
+            project=rootdir,
+        )
         return cls(setup=setup)
 
     def conversations(self, items: Sequence[PlanItem]) -> list[str]:

@@ -89,20 +89,29 @@ def test_full_mapping() -> None:
         },
         baseline_path="/tmp/base/results.json",
     )
-    assert args == [
-        "--empath-suite=crisis",
-        "--empath-suite=smoke",
-        "--empath-runs=5",
-        "--empath-target=openai/gpt-4o-mini",
-        "--empath-auditor=anthropic/claude",
-        "--empath-judge=openai/gpt-4.1",
-        "--empath-system-prompt=prompts/support.md",
-        "--empath-fail-on=regression",
-        "--empath-max-cost=2.50",
+    # suites first, then the settings in the option table's order, the shard, baseline, results
+    assert args[:2] == ["--empath-suite=crisis", "--empath-suite=smoke"]
+    assert args[-3:] == [
         "--empath-shard=2/4",
         "--empath-baseline=/tmp/base/results.json",
         "--empath-results=empath-results/results.json",
     ]
+    assert sorted(args) == sorted(
+        [
+            "--empath-suite=crisis",
+            "--empath-suite=smoke",
+            "--empath-runs=5",
+            "--empath-target=openai/gpt-4o-mini",
+            "--empath-auditor=anthropic/claude",
+            "--empath-judge=openai/gpt-4.1",
+            "--empath-system-prompt=prompts/support.md",
+            "--empath-fail-on=regression",
+            "--empath-max-cost=2.50",
+            "--empath-shard=2/4",
+            "--empath-baseline=/tmp/base/results.json",
+            "--empath-results=empath-results/results.json",
+        ]
+    )
 
 
 def test_minimal_mapping_and_offline() -> None:

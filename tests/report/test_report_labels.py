@@ -7,12 +7,12 @@ import re
 from pathlib import Path
 
 import pytest
-from empath_gate.pipeline import write_artifacts
 from report_factory import build_results
 
 from empath_gate.cli import main
 from empath_gate.report.labels import instrument_labels
 from empath_gate.report.markdown import render_markdown
+from empath_gate.results.artifacts import write_artifacts
 
 
 def metric_column(markdown: str) -> list[str]:
