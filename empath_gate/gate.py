@@ -280,16 +280,17 @@ def _regression_condition(
         if metric.ci_low is not None and metric.ci_high is not None else "no interval"
     )
     effect = f"{metric.effect:+.2f}" if metric.effect is not None else "n/a"
+    n = metric.n_conversations
     if metric.critical and metric.ci_low is None:
-        detail = (f"non-inferiority not shown: no interval ({metric.note or 'no run-to-run variance'}), so it "
-                  f"fails closed (change {effect}, {metric.n_conversations} conversations)")
+        why = metric.note or "no run-to-run variance"
+        detail = (f"non-inferiority not shown: no interval ({why}), so it fails closed "
+                  f"(change {effect}, {n} conversations)")
     elif metric.critical:
         detail = (f"non-inferiority not shown: lower bound {metric.ci_low:+.2f} <= -max_drop "
-                  f"{_num(-metric.max_drop)} (change {effect}, {interval}, {metric.n_conversations} conversations)")
+                  f"{_num(-metric.max_drop)} (change {effect}, {interval}, {n} conversations)")
     elif metric.pooled_in is not None:
-        detail = (f"regression vs baseline in its dimension {metric.pooled_in} (pooled test flagged; this metric, "
-                  f"too small to test alone: mean change {effect}, {interval}, {metric.n_conversations} "
-                  "conversations)")
+        detail = (f"regression vs baseline in its dimension {metric.pooled_in} (pooled test flagged; this "
+                  f"metric, too small to test alone: mean change {effect}, {interval}, {n} conversations)")
     else:
         p_adj = f"{metric.p_adjusted:.3g}" if metric.p_adjusted is not None else "n/a"
         detail = (f"regression vs baseline: mean change {effect} ({interval}, adjusted p {p_adj}, "

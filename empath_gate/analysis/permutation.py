@@ -46,10 +46,11 @@ import numpy.typing as npt
 from scipy import signal
 from scipy import stats as sps
 
-EXACT_LIMIT = 1 << 17
-"""Largest exact null distribution, in lattice points (131,072 floats, about 1 MB): covers
-every plan of up to a few hundred conversations per metric at 3-5 runs; beyond it the normal
-approximation is used (an arbitrary memory bound, not a statistical constant)."""
+EXACT_LIMIT = 1 << 15
+"""Largest exact null distribution, in lattice points (32,768): covers plans of up to a few
+hundred conversations per metric at 3-5 runs (about 30-60 points each); beyond it the
+statistic sums so many independent strata that the normal approximation is used (a cost
+bound, not a statistical constant: ``tests/analysis`` checks the two agree there)."""
 
 SUBSET_LIMIT = 1 << 14
 """Most relabellings enumerated for one conversation (``C(n_c + n_b, n_c)``): 16,384 covers

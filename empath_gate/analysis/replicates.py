@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from empath_gate.analysis.permutation import StratifiedSample, Stratum
 from empath_gate.analysis.stats import CellStats
@@ -98,13 +99,28 @@ def _side_values(side: Sequence[Scores]) -> list[tuple[int, int]]:
     return out
 
 
-def build_replicates(
-    conversations: Sequence[tuple[str, Sequence[tuple[Scores, Scores]]]], *, paired: bool
-) -> Replicates | None:
-    """The replicates of one test. ``conversations``: per conversation id, the
-    ``(candidate, baseline)`` scores (:func:`shared_scores`) of the test's metrics (one pair
-    for a single metric). A conversation without a usable run on each side (a pair, when
-    ``paired``) is left out; ``None`` when none is left."""
+def _single_metric(
+    conversations: Sequence[tuple[str, Sequence[tuple[Scores, Scores]]]], paired: bool
+) -> tuple[list[str], list[Stratum]]:
+    """Strata of a one-metric test (scale 1): the fast path of :func:`build_replicates`."""
+    convs: list[str] = []
+    strata: list[Stratum] = []
+    for conv, ((c, b),) in conversations:
+        if paired:
+            runs = [r for r in c if r in b]
+            cand, base = tuple(c[r] for r in runs), tuple(b[r] for r in runs)
+        else:
+            cand, base = tuple(c.values()), tuple(b.values())
+        if cand and base:
+            convs.append(conv)
+            strata.append(Stratum(cand=cand, base=base))
+    return convs, strata
+
+
+def _pooled(
+    conversations: Sequence[tuple[str, Sequence[tuple[Scores, Scores]]]], paired: bool
+) -> tuple[list[str], list[Stratum], int]:
+    """Strata of a test on several metrics: run scores are dimension scores, on a common scale."""
     raw: list[tuple[str, list[tuple[int, int]], list[tuple[int, int]]]] = []
     for conv, pairs in conversations:
         cand = [c for c, _ in pairs]
@@ -117,61 +133,81 @@ def build_replicates(
             c_vals, b_vals = _side_values(cand), _side_values(base)
         if c_vals and b_vals:
             raw.append((conv, c_vals, b_vals))
-    if not raw:
-        return None
-    scale = math.lcm(*{k for _, c, b in raw for k, _ in (*c, *b)})
-    strata = tuple(
+    scale = math.lcm(*{k for _, c, b in raw for k, _ in (*c, *b)}) if raw else 1
+    strata = [
         Stratum(cand=tuple(s * (scale // k) for k, s in c), base=tuple(s * (scale // k) for k, s in b))
         for _, c, b in raw
-    )
+    ]
+    return [conv for conv, _, _ in raw], strata, scale
+
+
+def build_replicates(
+    conversations: Sequence[tuple[str, Sequence[tuple[Scores, Scores]]]], *, paired: bool
+) -> Replicates | None:
+    """The replicates of one test. ``conversations``: per conversation id, the
+    ``(candidate, baseline)`` scores (:func:`shared_scores`) of the test's metrics (one pair
+    for a single metric). A conversation without a usable run on each side (a pair, when
+    ``paired``) is left out; ``None`` when none is left."""
+    if all(len(pairs) == 1 for _, pairs in conversations):
+        convs, strata = _single_metric(conversations, paired)
+        scale = 1
+    else:
+        convs, strata, scale = _pooled(conversations, paired)
+    if not strata:
+        return None
     n_runs = sum(len(s.cand) if paired else len(s.cand) + len(s.base) for s in strata)
     return Replicates(
-        sample=StratifiedSample(strata=strata, paired=paired, scale=scale),
-        conversations=tuple(conv for conv, _, _ in raw),
+        sample=StratifiedSample(strata=tuple(strata), paired=paired, scale=scale),
+        conversations=tuple(convs),
         n_runs=n_runs,
         runs_per_conversation=max(max(len(s.cand), len(s.base)) for s in strata),
     )
 
 
-def _variance(values: Sequence[float]) -> float:
-    m = sum(values) / len(values)
-    return sum((v - m) ** 2 for v in values) / (len(values) - 1)
+@lru_cache(maxsize=1 << 14)
+def _int_variance(values: tuple[int, ...]) -> float | None:
+    """Sample variance (ddof 1) of integers, ``None`` for fewer than two (cached: run scores
+    repeat across conversations)."""
+    n = len(values)
+    if n < 2:
+        return None
+    total = sum(values)
+    return (n * sum(v * v for v in values) - total * total) / (n * (n - 1))
 
 
 def fixed_effect_se(rep: Replicates) -> tuple[float, float] | None:
     """``(se, df)`` of the mean change in points (module docstring), ``None`` when no
     variance can be estimated (one conversation with a single run on each side)."""
     sample = rep.sample
-    scale = float(sample.scale)
+    square = float(sample.scale) ** 2
     k = len(sample.strata)
-    # components: (n, sample variance or None, floor)
+    # components: (n, sample variance in points^2 or None, floor)
     comps: list[tuple[int, float | None, float]] = []
     changes: list[float] = []
     for s in sample.strata:
         if sample.paired:
-            d = [(c - b) / scale for c, b in zip(s.cand, s.base, strict=True)]
-            comps.append((len(d), _variance(d) if len(d) > 1 else None, 2 * QUANTIZATION_VARIANCE))
+            d = tuple(c - b for c, b in zip(s.cand, s.base, strict=True))
+            v = _int_variance(d)
+            comps.append((len(d), None if v is None else v / square, 2 * QUANTIZATION_VARIANCE))
             changes.append(sum(d) / len(d))
         else:
-            c = [v / scale for v in s.cand]
-            b = [v / scale for v in s.base]
-            comps.append((len(c), _variance(c) if len(c) > 1 else None, QUANTIZATION_VARIANCE))
-            comps.append((len(b), _variance(b) if len(b) > 1 else None, QUANTIZATION_VARIANCE))
-            changes.append(sum(c) / len(c) - sum(b) / len(b))
+            vc, vb = _int_variance(s.cand), _int_variance(s.base)
+            comps.append((len(s.cand), None if vc is None else vc / square, QUANTIZATION_VARIANCE))
+            comps.append((len(s.base), None if vb is None else vb / square, QUANTIZATION_VARIANCE))
+            changes.append(sum(s.cand) / len(s.cand) - sum(s.base) / len(s.base))
     known = [(n, v, f) for n, v, f in comps if v is not None]
     if not known:
         if k < 2:
             return None
-        spread = max(_variance(changes), comps[0][2])
-        return math.sqrt(spread / k), float(k - 1)
+        mean = sum(changes) / k
+        spread = sum((x - mean) ** 2 for x in changes) / (k - 1) / square
+        return math.sqrt(max(spread, comps[0][2]) / k), float(k - 1)
     pooled_df = sum(n - 1 for n, _, _ in known)
     pooled = sum((n - 1) * max(v, f) for n, v, f in known) / pooled_df
-    parts: list[tuple[float, float]] = []  # (variance of the component's mean, its df)
+    total = 0.0
+    weighted = 0.0
     for n, v, f in comps:
-        if v is None:
-            parts.append((max(pooled, f) / n, float(pooled_df)))
-        else:
-            parts.append((max(v, f) / n, float(n - 1)))
-    total = sum(a for a, _ in parts)
-    df = total**2 / sum(a * a / d for a, d in parts)
-    return math.sqrt(total) / k, df
+        part, dof = (max(pooled, f) / n, float(pooled_df)) if v is None else (max(v, f) / n, float(n - 1))
+        total += part
+        weighted += part * part / dof
+    return math.sqrt(total) / k, total**2 / weighted
