@@ -1,290 +1,91 @@
-"""Candidate vs baseline, honest about run-to-run noise.
+"""Candidate vs baseline per metric, with statistics that can fire at the suite's own size.
 
-With 3-5 runs per cell a per-cell test has almost no power and many cells raise false alarms,
-so the unit of comparison is the **conversation** (seed x persona):
+A regression is judged on the **runs as replicates** (:mod:`empath_gate.analysis.replicates`):
+each conversation (seed x persona) is a stratum and its runs are repeated measurements, paired
+by run index in fixed-script mode, unpaired with an LLM auditor. Only runs both sides have are
+used (a 5-run baseline against a 3-run candidate compares runs 0-2), so a baseline with another
+run count stays comparable.
 
-1. Per metric, each conversation present (and judged) on both sides gives one paired
-   difference ``d_i = mean(candidate runs) - mean(baseline runs)``. In fixed-script mode (the
-   user side is identical run by run, both sides flagged ``fixed_script``) runs are paired by
-   index instead: ``d_i`` is the mean over runs judged on both sides of
-   ``candidate[r] - baseline[r]``; a conversation with no such run is left out of the test.
-2. **Effect** = mean of the ``d_i``. Its 95 % interval is a cluster (conversation) bootstrap:
-   :data:`~empath_gate.analysis.bootstrap.DEFAULT_RESAMPLES` resamples of the conversations
-   with replacement, percentile interval, RNG seeded with
-   :data:`~empath_gate.analysis.bootstrap.DEFAULT_SEED`. ``se`` is the SD of the bootstrap
-   means. When the differences take few distinct values (scores are integers), each
-   resample's count of every value is drawn as Multinomial(n, shares): the same resampling
-   distribution, at a cost that does not grow with the number of conversations.
-3. **p-value**: two-sided sign-flip permutation test of the paired differences (a permutation
-   test stratified by conversation: under "no change" each conversation's difference is as
-   likely to have either sign). Exact over all ``2^n`` sign patterns when ``2^n`` is at most the
-   resample count, otherwise Monte-Carlo with the same count and seed,
-   ``p = (1 + #{|mean*| >= |mean|}) / (B + 1)`` (Phipson & Smyth 2010, Stat Appl Genet Mol
-   Biol 9:39); with few distinct values the number of flipped copies of each value is drawn
-   as Binomial(count, 1/2), again the same distribution.
-4. **False discovery rate**: Benjamini-Hochberg across the metrics that have a p-value, at
-   ``Thresholds.alpha`` (Benjamini & Hochberg 1995, JRSS B 57:289-300;
-   ``scipy.stats.false_discovery_control``). A metric is ``flagged`` when its adjusted p <=
-   alpha **and** its effect is negative (a drop; improvements are never flagged).
-5. **Critical metrics use non-inferiority**: they pass only when the interval's lower bound is
-   above ``-max_drop`` (strictly). With fewer than 2 paired conversations no interval exists;
-   the point estimate is then compared instead (effect >= ``-max_drop`` passes) and
-   ``note`` says so.
-6. **Minimum detectable drop** ``mdd = (z_{1-alpha/2} + z_{0.80}) * se``: the true drop this plan
-   would detect with 80 % power in a two-sided test at ``alpha`` (normal approximation,
-   before the FDR adjustment, which only raises it). "No regression" with an MDD of 2.5 points
-   means drops under 2.5 points could pass unseen.
+Per metric:
 
-``regressed`` is the gating outcome: ``not non_inferior`` for critical metrics, ``flagged`` for
-the others; always False when the two runs are not comparable (different run count,
-instrument version, judge model or judge template hash: ``comparable=False`` with the
-reasons). Conversations and metrics present on one side only are listed, never failed.
-Per conversation x metric, :class:`CellChange` gives the descriptive change (no test) that
-feeds the worst-conversations list.
+1. **Effect** = mean over the paired conversations of each conversation's change (candidate -
+   baseline, points on the 1-10 scale; paired: mean of the run differences). ``se`` and
+   ``df``: the fixed-effects (run-to-run) standard error with Welch-Satterthwaite degrees of
+   freedom (:func:`~empath_gate.analysis.replicates.fixed_effect_se`); the 95 % interval is
+   ``effect +- t(0.975, df) * se``.
+2. **p-value**: one-sided (a drop), exact permutation test of runs within conversations
+   (:mod:`empath_gate.analysis.permutation`): sign flips of run pairs in fixed-script mode,
+   relabelling of a conversation's runs otherwise. ``min_p`` is the smallest p-value those
+   runs could give.
+3. **False discovery rate** across the suite's non-critical metrics at ``Thresholds.alpha``
+   (:mod:`empath_gate.analysis.multiplicity`): the family is chosen by Tarone's rule on
+   ``min_p``; a non-critical metric left out of it ("too small") is **pooled** with the other
+   too-small metrics of its dimension (one test on the runs' dimension scores, a
+   :class:`DimensionRegression`), and the pools compete for the family by the same rule
+   (a metric a later round leaves out joins its dimension's pool); then weighted
+   Benjamini-Hochberg (weights proportional to run replicates per metric a test speaks for).
+   A test is ``flagged`` when its adjusted p <= alpha and its effect is a drop. A pooled
+   discovery is about the dimension: it marks the pool's metrics whose own change is a drop.
+4. **Critical metrics use non-inferiority**, outside that family: they pass only when the
+   interval's lower bound is above ``-max_drop`` (strictly); without a standard error they
+   fail closed. Each critical metric is its own safety requirement, so no multiplicity
+   adjustment applies (an intersection-union test: Berger 1982, *Technometrics* 24:295-300).
+5. **Minimum detectable drop** ``mdd`` (never 0): non-critical, ``(t(1-alpha, df) +
+   t(0.80, df)) * se``, the drop the one-sided test finds with 80 % power before the FDR
+   correction (which only raises it); critical, ``max_drop - (t(0.975, df) - t(0.80, df)) *
+   se``, the drop that fails non-inferiority 80 % of the time. ``None`` when no such drop
+   exists, or when a non-critical test is outside the family (it can flag nothing), and
+   ``detection`` says why in words ("cannot detect a regression on X with 1 conversation x
+   3 runs: ..."); reports show ``detection`` verbatim. A floor on the run-to-run variance
+   (the rounding of integer scores) keeps ``se``, hence ``mdd``, above 0.
+
+``regressed`` is the gating outcome: ``not non_inferior`` for critical metrics; ``flagged``
+for non-critical metrics in the family; for a metric tested through its dimension pool, the
+pool is flagged and the metric's own effect is a drop. Always False when the two runs are not
+comparable (instrument version, judge model or judge template hash differ:
+``comparable=False`` with the reasons). Conversations and metrics present on one side only
+are listed, never failed. :class:`CellChange` gives each conversation x metric's descriptive
+change on the shared runs (no test), which feeds the worst-conversations list.
 """
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-import numpy as np
-import numpy.typing as npt
-from scipy import stats as sps
-
-from empath_gate.analysis.base import AnalysisModel, paused_gc
-from empath_gate.analysis.bootstrap import (
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    FloatArray,
-    percentile_interval,
+from empath_gate.analysis.base import paused_gc
+from empath_gate.analysis.multiplicity import reaches, tarone_family, weighted_bh
+from empath_gate.analysis.regression_figures import Figures, detection_words, figures, pooled_words
+from empath_gate.analysis.regression_models import (
+    BaselineView,
+    CellChange,
+    DimensionRegression,
+    MetricRegression,
+    RegressionReport,
+    RunMetadata,
 )
+from empath_gate.analysis.replicates import Scores, build_replicates, shared_scores
 from empath_gate.analysis.stats import CellStats
-from empath_gate.instrument.models import Thresholds
+from empath_gate.instrument.models import ResolvedThresholds, Thresholds
 
-POWER = 0.80
-"""Power behind the minimum detectable drop (the conventional 80 %, Cohen 1988)."""
-
-
-class RunMetadata(AnalysisModel):
-    """What makes two runs comparable. ``run_count``: N runs per conversation;
-    ``instrument_version``: semver of the instrument; ``judge_model`` and
-    ``judge_template_hash``: the judge and its prompt template; ``fixed_script``: the user side
-    was scripted (identical run by run), which allows pairing by run; ``label``: free text
-    for reports (e.g. a git sha)."""
-
-    run_count: int
-    instrument_version: str | None = None
-    judge_model: str | None = None
-    judge_template_hash: str | None = None
-    fixed_script: bool = False
-    label: str | None = None
-
-
-class BaselineView(AnalysisModel):
-    """One side of a comparison (the baseline or the candidate): its metadata and its cell
-    statistics (first judgings, as :func:`~empath_gate.analysis.stats.compute_all_cell_stats`
-    makes them)."""
-
-    metadata: RunMetadata
-    cells: tuple[CellStats, ...]
-
-
-class CellChange(AnalysisModel):
-    """Descriptive change of one conversation x metric (no test): ``change`` =
-    ``candidate_mean - baseline_mean`` on the 1-10 scale, ``None`` when a side has no judged
-    run."""
-
-    conversation_id: str
-    seed_id: str
-    persona_id: str
-    metric_id: str
-    baseline_mean: float | None
-    candidate_mean: float | None
-    change: float | None
-
-
-class MetricRegression(AnalysisModel):
-    """The comparison of one metric (see the module docstring for every field's method).
-
-    ``n_conversations``: paired conversations in the test; ``effect``, ``ci_low``, ``ci_high``,
-    ``se``, ``mdd``: points on the 1-10 scale (candidate - baseline; negative = drop);
-    ``p_value``/``p_adjusted``: two-sided, raw and Benjamini-Hochberg adjusted.
-    ``non_inferior`` is set for critical metrics only. ``note`` explains missing figures.
-    """
-
-    metric_id: str
-    critical: bool
-    n_conversations: int
-    baseline_mean: float | None
-    candidate_mean: float | None
-    effect: float | None
-    ci_low: float | None
-    ci_high: float | None
-    se: float | None
-    p_value: float | None
-    p_adjusted: float | None
-    flagged: bool
-    max_drop: float
-    non_inferior: bool | None
-    regressed: bool
-    mdd: float | None
-    note: str | None = None
-
-
-class RegressionReport(AnalysisModel):
-    """The whole comparison. ``metrics``: the metrics present on both sides, in the
-    candidate's order; ``cells``: the cells present on both sides, in the candidate's order.
-    The added/removed lists (present on one side only: listed, never failed) are sorted.
-    ``reasons`` says why the sides are not ``comparable`` (then nothing ``regressed``)."""
-
-    comparable: bool
-    reasons: tuple[str, ...]
-    alpha: float
-    n_resamples: int
-    seed: int
-    paired_by_run: bool
-    metrics: tuple[MetricRegression, ...]
-    cells: tuple[CellChange, ...]
-    added_conversations: tuple[str, ...]
-    removed_conversations: tuple[str, ...]
-    added_metrics: tuple[str, ...]
-    removed_metrics: tuple[str, ...]
-
-    def metric(self, metric_id: str) -> MetricRegression | None:
-        """The comparison of one metric, ``None`` when it was not compared."""
-        for m in self.metrics:
-            if m.metric_id == metric_id:
-                return m
-        return None
-
-    def change(self, conversation_id: str, metric_id: str) -> CellChange | None:
-        """The descriptive change of one cell, ``None`` when the cell is on one side only."""
-        for c in self.cells:
-            if c.conversation_id == conversation_id and c.metric_id == metric_id:
-                return c
-        return None
-
-    def worst(self, n: int = 10) -> tuple[CellChange, ...]:
-        """The ``n`` cells with the largest drops (most negative change first; ties by
-        conversation then metric id); cells without a change are left out."""
-        scored = [c for c in self.cells if c.change is not None]
-        scored.sort(key=lambda c: (c.change, c.conversation_id, c.metric_id))
-        return tuple(scored[:n])
-
-
-class PairedResult(AnalysisModel):
-    """Output of :func:`paired_difference_test` on ``n`` paired differences."""
-
-    n: int
-    effect: float | None
-    ci_low: float | None
-    ci_high: float | None
-    se: float | None
-    p_value: float | None
-    mdd: float | None
-
-
-_CHUNK = 2_000_000
-"""Resampled values held in memory at once (resamples x units) on the per-unit path."""
-
-
-def _grouped(d: FloatArray) -> tuple[FloatArray, npt.NDArray[np.int64]] | None:
-    """Distinct values and their counts when there are few of them (scores are integers, so a
-    conversation's mean difference takes few values), else None."""
-    values, counts = np.unique(d, return_counts=True)
-    if values.size * 4 > d.size:
-        return None
-    return values, counts.astype(np.int64)
-
-
-def _bootstrap_means(d: FloatArray, *, n_resamples: int, seed: int) -> FloatArray:
-    """Means of ``n_resamples`` resamples (with replacement) of ``d``. With few distinct values
-    the counts of each value in a resample are drawn directly, Multinomial(n, shares) (the same
-    distribution as drawing n indices, in O(resamples x distinct values)); otherwise indices are
-    drawn in chunks."""
-    n = d.size
-    rng = np.random.default_rng(seed)
-    grouped = _grouped(d)
-    if grouped is not None:
-        values, counts = grouped
-        draws = rng.multinomial(n, counts / n, size=n_resamples)
-        out: FloatArray = draws @ values / n
-        return out
-    step = max(1, _CHUNK // n)
-    parts = [
-        d[rng.integers(0, n, size=(min(step, n_resamples - i), n))].mean(axis=1)
-        for i in range(0, n_resamples, step)
-    ]
-    return np.concatenate(parts)
-
-
-def _sign_flip_p(d: FloatArray, *, n_resamples: int, seed: int) -> float:
-    observed = abs(float(d.mean()))
-    n = d.size
-    tol = 1e-12
-    if 2**n <= n_resamples:
-        signs = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
-        means = np.abs(signs @ d / n)
-        return float(np.mean(means >= observed - tol))
-    rng = np.random.default_rng(seed)
-    grouped = _grouped(d)
-    if grouped is not None:
-        # flipping each of the m_k copies of value v_k: sum = v_k * (m_k - 2 * Binomial(m_k, 1/2))
-        values, counts = grouped
-        negatives = rng.binomial(counts, 0.5, size=(n_resamples, counts.size))
-        means = np.abs((counts - 2 * negatives) @ values / n)
-    else:
-        step = max(1, _CHUNK // n)
-        means = np.concatenate(
-            [
-                np.abs((1.0 - 2.0 * rng.integers(0, 2, size=(min(step, n_resamples - i), n))) @ d / n)
-                for i in range(0, n_resamples, step)
-            ]
-        )
-    return float((1 + np.sum(means >= observed - tol)) / (n_resamples + 1))
-
-
-def paired_difference_test(
-    diffs: Sequence[float] | FloatArray,
-    *,
-    alpha: float = 0.05,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
-) -> PairedResult:
-    """Cluster bootstrap interval, sign-flip p-value and minimum detectable drop of paired
-    per-conversation differences (module docstring). ``diffs``: one value per conversation,
-    candidate - baseline. With 0 differences every figure is ``None``; with 1, only the effect.
-    """
-    d = np.asarray(diffs, dtype=np.float64)
-    n = int(d.size)
-    if n == 0:
-        return PairedResult(n=0, effect=None, ci_low=None, ci_high=None, se=None, p_value=None, mdd=None)
-    effect = float(d.mean())
-    if n < 2:
-        return PairedResult(n=n, effect=effect, ci_low=None, ci_high=None, se=None, p_value=None, mdd=None)
-    boot = _bootstrap_means(d, n_resamples=n_resamples, seed=seed)
-    interval = percentile_interval(boot)
-    se = float(boot.std(ddof=1))
-    z = float(sps.norm.ppf(1 - alpha / 2) + sps.norm.ppf(POWER))
-    return PairedResult(
-        n=n,
-        effect=effect,
-        ci_low=None if interval is None else interval[0],
-        ci_high=None if interval is None else interval[1],
-        se=se,
-        p_value=_sign_flip_p(d, n_resamples=n_resamples, seed=seed),
-        mdd=z * se,
-    )
+__all__ = [
+    "BaselineView",
+    "CellChange",
+    "DimensionRegression",
+    "MetricRegression",
+    "RegressionReport",
+    "RunMetadata",
+    "comparability",
+    "compare",
+]
 
 
 def comparability(candidate: RunMetadata, baseline: RunMetadata) -> tuple[str, ...]:
-    """Reasons the two runs are not comparable (empty when they are): run count, instrument
-    version, judge model and judge template hash must be equal (an unknown value on one side
-    counts as different)."""
+    """Reasons the two runs are not comparable (empty when they are): instrument version,
+    judge model and judge template hash must be equal (an unknown value on one side counts as
+    different). The run count may differ: the comparison uses the runs both sides have."""
     reasons: list[str] = []
     pairs = (
-        ("run count", candidate.run_count, baseline.run_count),
         ("instrument version", candidate.instrument_version, baseline.instrument_version),
         ("judge model", candidate.judge_model, baseline.judge_model),
         ("judge template hash", candidate.judge_template_hash, baseline.judge_template_hash),
@@ -298,16 +99,18 @@ def comparability(candidate: RunMetadata, baseline: RunMetadata) -> tuple[str, .
     return tuple(reasons)
 
 
-def _run_paired_diff(c: CellStats, b: CellStats) -> float | None:
-    base = {r: sc for r, sc in zip(b.run_ids, b.run_scores, strict=True) if sc is not None}
-    diffs = [
-        sc - base[r] for r, sc in zip(c.run_ids, c.run_scores, strict=True) if sc is not None and r in base
-    ]
-    return sum(diffs) / len(diffs) if diffs else None
-
-
 def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
+
+
+def _index(view: BaselineView, side: str) -> dict[tuple[str, str], CellStats]:
+    out: dict[tuple[str, str], CellStats] = {}
+    for c in view.cells:
+        key = (c.conversation_id, c.metric_id)
+        if key in out:
+            raise ValueError(f"{side}: two cells for {key[0]} / {key[1]}")
+        out[key] = c
+    return out
 
 
 def compare(
@@ -316,145 +119,263 @@ def compare(
     thresholds: Thresholds,
     *,
     suite_id: str | None = None,
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = DEFAULT_SEED,
 ) -> RegressionReport:
     """Compare a candidate with a baseline per metric (module docstring).
 
     Thresholds supply ``alpha`` (FDR level) and, per metric resolved for ``suite_id``,
-    ``critical`` and ``max_drop``. Pure and deterministic for a given seed. Raises ValueError
-    when a side holds two cells for the same conversation x metric.
+    ``critical`` and ``max_drop``. Dimensions come from both views (the candidate's win).
+    Pure and deterministic (no resampling). Raises ValueError when a side holds two cells for
+    the same conversation x metric.
     """
     with paused_gc():
-        return _compare(
-            candidate, baseline, thresholds, suite_id=suite_id, n_resamples=n_resamples, seed=seed
+        return _compare(candidate, baseline, thresholds, suite_id=suite_id)
+
+
+@dataclass(frozen=True)
+class _Paired:
+    """A conversation x metric on both sides, with its judged scores on the shared runs."""
+
+    conversation_id: str
+    cand: CellStats
+    base: CellStats
+    cand_scores: Scores
+    base_scores: Scores
+
+    def change(self) -> CellChange:
+        c, b = self.cand_scores, self.base_scores
+        cm = sum(c.values()) / len(c) if c else None
+        bm = sum(b.values()) / len(b) if b else None
+        cell = self.cand
+        return CellChange.trusted(
+            conversation_id=cell.conversation_id, seed_id=cell.seed_id, persona_id=cell.persona_id,
+            metric_id=cell.metric_id, baseline_mean=bm, candidate_mean=cm,
+            change=None if cm is None or bm is None else cm - bm,
         )
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What every test of one comparison shares."""
+
+    alpha: float
+    shared_runs: int
+    paired: bool
+    comparable: bool
+
+    def run(self, conversations: Sequence[tuple[str, Sequence[tuple[Scores, Scores]]]],
+            critical: bool = False, max_drop: float = 0.0) -> Figures:
+        rep = build_replicates(conversations, paired=self.paired)
+        return figures(rep, alpha=self.alpha, critical=critical, max_drop=max_drop)
+
+
+Key = tuple[str, str]
+"""A family member: ``("metric", id)`` or ``("dimension", id)``."""
+
+
+@dataclass(frozen=True)
+class _Family:
+    """The FDR family: its members, the Tarone level, and per member (adjusted p, weight)."""
+
+    members: tuple[Key, ...]
+    level: float
+    adjusted: dict[Key, tuple[float, float]]
+
+    def outcome(self, key: Key, f: Figures, alpha: float) -> tuple[float | None, float | None, bool]:
+        """(adjusted p, weight, flagged) of a test; ``None, None, False`` outside the family."""
+        got = self.adjusted.get(key)
+        if got is None:
+            return None, None, False
+        return got[0], got[1], reaches(got[0], alpha) and f.effect is not None and f.effect < 0
+
+
+def _pool_figures(plan: _Plan, metrics: Sequence[str], pairs: Mapping[str, Sequence[_Paired]]) -> Figures:
+    """The pooled test of ``metrics`` on each run's dimension score."""
+    by_conv: dict[str, list[tuple[Scores, Scores]]] = {}
+    for m in metrics:
+        for pc in pairs[m]:
+            by_conv.setdefault(pc.conversation_id, []).append((pc.cand_scores, pc.base_scores))
+    return plan.run(list(by_conv.items()))
+
+
+def _select(
+    plan: _Plan,
+    figs: Mapping[str, Figures],
+    noncritical: Sequence[str],
+    dims: Mapping[str, str],
+    pairs: Mapping[str, Sequence[_Paired]],
+) -> tuple[dict[str, tuple[str, ...]], dict[str, Figures], tuple[Key, ...], float]:
+    """Tarone's family with dimension pools (module docstring, step 3): pool members per
+    dimension, pool figures, the family and its level.
+
+    A metric is *too small* when Tarone's rule leaves it out of the family; the too-small
+    metrics of a dimension (two or more, each with a paired conversation) form its pool, and
+    the rule runs again over the metrics still alone and the pools. A metric that a later round
+    leaves out becomes too small in turn, so the rounds end (the set only grows) with every
+    metric either in the family, in a pool, or undetectable."""
+    small: set[str] = set()
+    cache: dict[tuple[str, ...], Figures] = {}
+    while True:
+        members: dict[str, list[str]] = {}
+        for m in noncritical:
+            if m in small and m in dims and figs[m].n_conversations:
+                members.setdefault(dims[m], []).append(m)
+        pools = {d: tuple(ms) for d, ms in members.items() if len(ms) >= 2}
+        for ms in pools.values():
+            if ms not in cache:
+                cache[ms] = _pool_figures(plan, ms, pairs)
+        tests: dict[Key, float] = {}
+        for m in noncritical:
+            p = figs[m].min_p
+            if m not in small and p is not None:
+                tests[("metric", m)] = p
+        for d, ms in pools.items():
+            p = cache[ms].min_p
+            if p is not None:
+                tests[("dimension", d)] = p
+        family, level = tarone_family(tests, plan.alpha)
+        left_out = {k[1] for k in tests if k[0] == "metric" and k not in family}
+        if not left_out:
+            return pools, {d: cache[ms] for d, ms in pools.items()}, family, level
+        small |= left_out
+
+
+def _p_or_one(p: float | None) -> float:
+    return 1.0 if p is None else p
+
+
+def _family(
+    tests: Mapping[Key, Figures], members: tuple[Key, ...], level: float, pools: Mapping[str, tuple[str, ...]]
+) -> _Family:
+    """The weighted Benjamini-Hochberg adjustment of the family ``members`` of ``tests``; a
+    test's information is its run replicates per metric it speaks for (a pool: / members)."""
+    adjusted = weighted_bh(
+        {k: _p_or_one(tests[k].p_value) for k in members},
+        {k: tests[k].n_runs / (len(pools[k[1]]) if k[0] == "dimension" else 1) for k in members},
+    )
+    return _Family(members=members, level=level, adjusted=adjusted)
+
+
+def _dimension_results(
+    plan: _Plan, family: _Family, members: Mapping[str, tuple[str, ...]], pool_figs: Mapping[str, Figures]
+) -> tuple[DimensionRegression, ...]:
+    out: list[DimensionRegression] = []
+    for d, f in pool_figs.items():
+        key = ("dimension", d)
+        p_adj, weight, flagged = family.outcome(key, f, plan.alpha)
+        words = detection_words(
+            f, name=f"dimension {d} pooled ({', '.join(members[d])})", alpha=plan.alpha,
+            in_family=key in family.members, level=family.level, family_size=len(family.members),
+        )
+        fields = f.fields()
+        if key not in family.members:
+            fields["mdd"] = None  # it cannot flag a drop at all
+        out.append(DimensionRegression.model_validate({
+            **fields, "dimension_id": d, "metric_ids": tuple(members[d]), "p_adjusted": p_adj,
+            "weight": weight, "in_family": key in family.members, "flagged": flagged, "detection": words,
+        }))
+    return tuple(out)
+
+
+def _metric_result(
+    plan: _Plan,
+    family: _Family,
+    metric: str,
+    f: Figures,
+    t: ResolvedThresholds,
+    pool: DimensionRegression | None,
+    side_means: tuple[float | None, float | None],
+    dimension: str | None,
+) -> MetricRegression:
+    key = ("metric", metric)
+    p_adj, weight, flagged = family.outcome(key, f, plan.alpha)
+    in_family = key in family.members
+    words = detection_words(f, name=metric, alpha=plan.alpha, in_family=in_family, level=family.level,
+                            family_size=len(family.members), critical=t.critical, max_drop=t.max_drop)
+    non_inferior: bool | None = None
+    if t.critical:
+        if f.effect is not None:
+            non_inferior = f.ci_low is not None and f.ci_low > -t.max_drop
+        regressed = plan.comparable and non_inferior is False
+    elif pool is not None:
+        words = pooled_words(words, pool.dimension_id, pool.detection, pool.in_family)
+        regressed = plan.comparable and pool.flagged and f.effect is not None and f.effect < 0
+    else:
+        regressed = plan.comparable and flagged
+    fields = f.fields()
+    if not t.critical and not in_family:
+        fields["mdd"] = None  # it cannot flag a drop alone
+    return MetricRegression.model_validate({
+        **fields, "metric_id": metric, "critical": t.critical, "dimension": dimension,
+        "baseline_mean": side_means[0], "candidate_mean": side_means[1], "max_drop": t.max_drop,
+        "non_inferior": non_inferior, "pooled_in": pool.dimension_id if pool is not None else None,
+        "p_adjusted": p_adj, "weight": weight, "in_family": in_family, "flagged": flagged,
+        "regressed": regressed, "detection": words,
+    })
+
+
+def _detectable(m: MetricRegression, dimensions: Sequence[DimensionRegression]) -> bool:
+    """A non-critical metric can be detected alone or through a pool in the family."""
+    if m.in_family:
+        return True
+    return any(d.in_family and d.dimension_id == m.pooled_in for d in dimensions)
+
+
 def _compare(
-    candidate: BaselineView,
-    baseline: BaselineView,
-    thresholds: Thresholds,
-    *,
-    suite_id: str | None,
-    n_resamples: int,
-    seed: int,
+    candidate: BaselineView, baseline: BaselineView, thresholds: Thresholds, *, suite_id: str | None
 ) -> RegressionReport:
     reasons = comparability(candidate.metadata, baseline.metadata)
-    comparable = not reasons
-    by_run = candidate.metadata.fixed_script and baseline.metadata.fixed_script
-    alpha = thresholds.alpha
-
-    def index(view: BaselineView, side: str) -> dict[tuple[str, str], CellStats]:
-        out: dict[tuple[str, str], CellStats] = {}
-        for c in view.cells:
-            key = (c.conversation_id, c.metric_id)
-            if key in out:
-                raise ValueError(f"{side}: two cells for {key[0]} / {key[1]}")
-            out[key] = c
-        return out
-
-    cand, base = index(candidate, "candidate"), index(baseline, "baseline")
+    runs_c, runs_b = candidate.metadata.run_count, baseline.metadata.run_count
+    plan = _Plan(alpha=thresholds.alpha, shared_runs=min(runs_c, runs_b), comparable=not reasons,
+                 paired=candidate.metadata.fixed_script and baseline.metadata.fixed_script)
+    dims = {**baseline.dimensions, **candidate.dimensions}
+    cand, base = _index(candidate, "candidate"), _index(baseline, "baseline")
     cand_convs = dict.fromkeys(c.conversation_id for c in candidate.cells)
     base_convs = dict.fromkeys(c.conversation_id for c in baseline.cells)
     cand_metrics = list(dict.fromkeys(c.metric_id for c in candidate.cells))
     base_metrics = list(dict.fromkeys(c.metric_id for c in baseline.cells))
-
     shared = [m for m in cand_metrics if m in base_metrics]
-    paired: dict[str, tuple[list[float], list[float], list[float]]] = {m: ([], [], []) for m in shared}
-    changes: list[CellChange] = []
-    for key, c in cand.items():
-        b = base.get(key)
-        if b is None:
-            continue
-        change = None if c.mean is None or b.mean is None else c.mean - b.mean
-        changes.append(
-            CellChange.trusted(
-                conversation_id=c.conversation_id,
-                seed_id=c.seed_id,
-                persona_id=c.persona_id,
-                metric_id=c.metric_id,
-                baseline_mean=b.mean,
-                candidate_mean=c.mean,
-                change=change,
-            )
-        )
-        if c.mean is None or b.mean is None:
-            continue
-        d = _run_paired_diff(c, b) if by_run else change
-        if d is None:
-            continue
-        diffs_m, c_m, b_m = paired[key[1]]
-        diffs_m.append(d)
-        c_m.append(c.mean)
-        b_m.append(b.mean)
-    results: list[dict[str, object]] = []
-    for metric in shared:
-        t = thresholds.resolve(metric, suite_id)
-        diffs, c_means, b_means = paired[metric]
-        res = paired_difference_test(diffs, alpha=alpha, n_resamples=n_resamples, seed=seed)
-        note: str | None = None
-        non_inferior: bool | None = None
-        if res.n == 0:
-            note = "no conversation judged on both sides"
-        elif res.n < 2:
-            note = "one paired conversation: no interval or test; the point estimate is shown"
-        if t.critical and res.effect is not None:
-            if res.ci_low is not None:
-                non_inferior = res.ci_low > -t.max_drop
-            else:
-                non_inferior = res.effect >= -t.max_drop
-                note = "; ".join(x for x in (note, "non-inferiority judged on the point estimate") if x)
-        results.append(
-            {
-                "metric_id": metric,
-                "critical": t.critical,
-                "n_conversations": res.n,
-                "baseline_mean": _mean(b_means),
-                "candidate_mean": _mean(c_means),
-                "effect": res.effect,
-                "ci_low": res.ci_low,
-                "ci_high": res.ci_high,
-                "se": res.se,
-                "p_value": res.p_value,
-                "max_drop": t.max_drop,
-                "non_inferior": non_inferior,
-                "mdd": res.mdd,
-                "note": note,
-            }
-        )
 
-    with_p = [i for i, r in enumerate(results) if r["p_value"] is not None]
-    adjusted: dict[int, float] = {}
-    if with_p:
-        raw = np.array([results[i]["p_value"] for i in with_p], dtype=np.float64)
-        adj = sps.false_discovery_control(raw, method="bh")
-        adjusted = {i: float(a) for i, a in zip(with_p, np.atleast_1d(adj), strict=True)}
+    paired: list[_Paired] = []
+    pairs: dict[str, list[_Paired]] = {m: [] for m in shared}
+    for (conv, metric), c in cand.items():
+        b = base.get((conv, metric))
+        if b is not None:
+            p = _Paired(conv, c, b, shared_scores(c, plan.shared_runs), shared_scores(b, plan.shared_runs))
+            paired.append(p)
+            pairs[metric].append(p)
+    resolved = {m: thresholds.resolve(m, suite_id) for m in shared}
+    figs = {m: plan.run([(p.conversation_id, [(p.cand_scores, p.base_scores)]) for p in pairs[m]],
+                        resolved[m].critical, resolved[m].max_drop) for m in shared}
+    noncritical = [m for m in shared if not resolved[m].critical]
+    members, pool_figs, chosen, level = _select(plan, figs, noncritical, dims, pairs)
+    tests: dict[Key, Figures] = {("metric", m): figs[m] for m in noncritical}
+    tests.update({("dimension", d): f for d, f in pool_figs.items()})
+    family = _family(tests, chosen, level, members)
+    dimensions = _dimension_results(plan, family, members, pool_figs)
+    pool_of = {m: d for d in dimensions for m in d.metric_ids}
 
     metrics: list[MetricRegression] = []
-    for i, r in enumerate(results):
-        p_adj = adjusted.get(i)
-        effect = r["effect"]
-        flagged = p_adj is not None and p_adj <= alpha and isinstance(effect, float) and effect < 0
-        critical = bool(r["critical"])
-        regressed = comparable and ((r["non_inferior"] is False) if critical else flagged)
-        metrics.append(
-            MetricRegression.model_validate(
-                {**r, "p_adjusted": p_adj, "flagged": flagged, "regressed": regressed}
-            )
-        )
-
+    for m in shared:
+        c_means = [sum(p.cand_scores.values()) / len(p.cand_scores) for p in pairs[m] if p.cand_scores]
+        b_means = [sum(p.base_scores.values()) / len(p.base_scores) for p in pairs[m] if p.base_scores]
+        metrics.append(_metric_result(plan, family, m, figs[m], resolved[m], pool_of.get(m),
+                                      (_mean(b_means), _mean(c_means)), dims.get(m)))
     return RegressionReport(
-        comparable=comparable,
+        comparable=plan.comparable,
         reasons=reasons,
-        alpha=alpha,
-        n_resamples=n_resamples,
-        seed=seed,
-        paired_by_run=by_run,
+        alpha=plan.alpha,
+        paired_by_run=plan.paired,
+        shared_runs=plan.shared_runs if runs_c != runs_b else None,
+        family_size=len(family.members),
+        family_level=family.level,
         metrics=tuple(metrics),
-        cells=tuple(changes),
+        dimensions=dimensions,
+        cells=tuple(p.change() for p in paired),
         added_conversations=tuple(sorted(c for c in cand_convs if c not in base_convs)),
         removed_conversations=tuple(sorted(c for c in base_convs if c not in cand_convs)),
         added_metrics=tuple(sorted(m for m in cand_metrics if m not in base_metrics)),
         removed_metrics=tuple(sorted(m for m in base_metrics if m not in cand_metrics)),
+        undetectable=tuple(
+            m.metric_id for m in metrics if not m.critical and not _detectable(m, dimensions)
+        ),
     )

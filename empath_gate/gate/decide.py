@@ -20,9 +20,10 @@ A cell is decided in this order:
    ``range <= max_range``; ``flip_rate <= max_flip_rate``; and, always failing: a critical
    criterion FAIL in a criteria-only run, a JudgeFailure on a critical metric (fails closed).
    These are *threshold* conditions. The *regression* condition fails when the metric
-   ``regressed`` (see :mod:`empath_gate.analysis.regression`) and this conversation's own
-   change is negative (or, when no paired conversation of the metric dropped, for every paired
-   conversation), and only when the report is comparable.
+   ``regressed`` (see :mod:`empath_gate.analysis.regression`: by its own test, by its dimension's
+   pooled test when it is too small to test alone, or by non-inferiority when critical) and this
+   conversation's own change is negative (or, when no paired conversation of the metric
+   dropped, for every paired conversation), and only when the report is comparable.
 4. ``fail_on`` picks the conditions that gate: ``threshold``, ``regression``, ``both``
    (default) or ``never``. A failed condition that does not gate is kept as an advisory and
    the cell passes.
@@ -265,10 +266,17 @@ def _regression_condition(
         if metric.ci_low is not None and metric.ci_high is not None else "no interval"
     )
     effect = f"{metric.effect:+.2f}" if metric.effect is not None else "n/a"
-    if metric.critical:
-        low = f"{metric.ci_low:+.2f}" if metric.ci_low is not None else f"point estimate {effect}"
-        detail = (f"non-inferiority not shown: lower bound {low} <= -max_drop {_num(-metric.max_drop)} "
-                  f"(change {effect}, {interval}, {metric.n_conversations} conversations)")
+    n = metric.n_conversations
+    if metric.critical and metric.ci_low is None:
+        why = metric.note or "no run-to-run variance"
+        detail = (f"non-inferiority not shown: no interval ({why}), so it fails closed "
+                  f"(change {effect}, {n} conversations)")
+    elif metric.critical:
+        detail = (f"non-inferiority not shown: lower bound {metric.ci_low:+.2f} <= -max_drop "
+                  f"{_num(-metric.max_drop)} (change {effect}, {interval}, {n} conversations)")
+    elif metric.pooled_in is not None:
+        detail = (f"regression vs baseline in its dimension {metric.pooled_in} (pooled test flagged; this "
+                  f"metric, too small to test alone: mean change {effect}, {interval}, {n} conversations)")
     else:
         p_adj = f"{metric.p_adjusted:.3g}" if metric.p_adjusted is not None else "n/a"
         detail = (f"regression vs baseline: mean change {effect} ({interval}, adjusted p {p_adj}, "

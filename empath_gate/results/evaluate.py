@@ -38,7 +38,11 @@ def gate_inputs(instrument: Instrument, plan: Plan, layers: Sequence[LayerInfo] 
         per = resolved.setdefault(item.suite, {})
         if item.metric_id not in per:
             per[item.metric_id] = instrument.thresholds.resolve(item.metric_id, item.suite)
+    from empath_gate.instrument.aliases import conversation_aliases
+
+    aliases = {suite: conversation_aliases(instrument, suite) for suite in dict.fromkeys(resolved)}
     return GateInputs(
+        aliases={suite: a for suite, a in aliases.items() if a},
         thresholds=instrument.thresholds,
         resolved=resolved,
         metric_order=tuple(m.id for m in instrument.metrics),
@@ -137,11 +141,23 @@ def _cells(results: Results, thresholds: Thresholds) -> list[CellStats]:
     return cells
 
 
-def baseline_view(results: Results, cells: Sequence[CellStats] | None = None) -> BaselineView:
-    """The regression module's view of a results document (metadata + cell statistics)."""
+def baseline_view(
+    results: Results, cells: Sequence[CellStats] | None = None, aliases: dict[str, str] | None = None
+) -> BaselineView:
+    """The regression module's view of a results document (metadata, cell statistics and each
+    metric's dimension); ``aliases`` renames older conversation ids to current ones (a baseline
+    made before persona assignment changed still pairs)."""
     from empath_gate.analysis.regression import BaselineView, RunMetadata
 
     md = results.metadata
+    chosen = tuple(results.cells if cells is None else cells)
+    if aliases:
+        chosen = tuple(
+            c.model_copy(update={"conversation_id": aliases[c.conversation_id]})
+            if c.conversation_id in aliases
+            else c
+            for c in chosen
+        )
     return BaselineView(
         metadata=RunMetadata(
             run_count=md.runs,
@@ -151,7 +167,8 @@ def baseline_view(results: Results, cells: Sequence[CellStats] | None = None) ->
             fixed_script=md.auditor == "scripted",
             label=md.git_sha,
         ),
-        cells=tuple(results.cells if cells is None else cells),
+        cells=chosen,
+        dimensions={i.metric_id: i.dimension for i in results.items},
     )
 
 
@@ -166,8 +183,12 @@ def _suite_regressions(
     for suite in results.metadata.suites:
         mine = [c for c in cells if conv_suite.get(c.conversation_id) == suite]
         if mine:
+            aliases = results.gate.aliases.get(suite) if results.gate is not None else None
             out[suite] = compare(
-                baseline_view(results, mine), baseline_view(baseline), thresholds, suite_id=suite
+                baseline_view(results, mine),
+                baseline_view(baseline, aliases=aliases),
+                thresholds,
+                suite_id=suite,
             )
     return out
 

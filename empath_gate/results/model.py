@@ -169,6 +169,10 @@ class GateInputs(_Model):
     resolved: dict[str, dict[str, ResolvedThresholds]] = Field(default_factory=dict)
     metric_order: tuple[str, ...] = ()
     layers: tuple[LayerInfo, ...] = ()
+    aliases: dict[str, dict[str, str]] = Field(
+        default_factory=dict,
+        description="per suite, an older conversation id -> its current id, so older baselines pair",
+    )
 
 
 class Summary(_Model):

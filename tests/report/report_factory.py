@@ -238,7 +238,6 @@ def build_results(
             BaselineView(metadata=meta.model_copy(update={"label": "base"}), cells=baseline.cells),
             THRESHOLDS,
             suite_id=SUITE,
-            n_resamples=2000,
         )
     decision = decide(
         cells,

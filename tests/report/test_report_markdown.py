@@ -148,7 +148,9 @@ def test_regression_columns(pair: tuple[Results, Results]) -> None:
         line for line in section.splitlines() if line.startswith("| ❌") and "`crisis_detection`" in line
     )
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[2:8] == ["9.33", "6.92", "▼ -2.42", "-3.25 … -2.00", "1.02", "3–9"]
+    # the run-level interval (t, Welch-Satterthwaite df); a critical metric this noisy has no
+    # drop that fails non-inferiority only 80 % of the time, so no MDD (never 0)
+    assert cells[2:8] == ["9.33", "6.92", "▼ -2.42", "-3.96 … -0.88", "—", "3–9"]
     assert "regressed" in cells[10] and "min\\_mean" in cells[9]
 
 
