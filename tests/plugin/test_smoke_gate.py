@@ -217,7 +217,8 @@ def test_ids_identical_under_two_hash_seeds(
         second = _collected_ids(pytester, monkeypatch, "2024")
     plan = build_plan(load_instrument(), ["smoke"], runs=SMOKE_RUNS)
     assert first == second
-    assert [i.rsplit("::", 1)[1] for i in first] == [item.id for item in plan.items]
+    # the plan's tests, then the suite check (smoke::judge_failure_rate, a judge model is set)
+    assert [i.rsplit("::", 1)[1] for i in first] == [item.id for item in plan.items] + ["judge_failure_rate"]
 
 
 # --------------------------------------------------------------------------- judge failures
