@@ -162,8 +162,8 @@ async def _bare(base_url: str, n: int, concurrency: int) -> dict[str, Any]:
 async def _engine(base_url: str, n: int, concurrency: int, cache_dir: str) -> dict[str, Any]:
     from pydantic import SecretStr
 
-    from empath_gate.settings import RoleSettings, Settings
     from empath_gate.conversation.engine import generate, summarize
+    from empath_gate.settings import RoleSettings, Settings
 
     prompt = Path(cache_dir) / "system.md"
     prompt.write_text(SYSTEM_PROMPT, encoding="utf-8")

@@ -15,7 +15,7 @@ import numpy as np
 
 from empath_gate.analysis.regression import BaselineView, RunMetadata, compare
 from empath_gate.analysis.stats import compute_all_cell_stats
-from empath_gate.gate import decide
+from empath_gate.gate.decide import decide
 from empath_gate.instrument.models import Thresholds, ThresholdValues
 from empath_gate.judging.verdict import CriterionVerdict, JudgeFailure, MetricVerdict
 

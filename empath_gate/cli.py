@@ -5,7 +5,7 @@ Each subcommand lives in ``empath_gate.commands.<name>`` and exposes
 ``run(args: argparse.Namespace) -> int``. Modules are imported only when their command runs,
 so ``empath-gate --help`` never imports litellm.
 
-Exit codes (DESIGN): 0 pass, 1 gate failed, 2 usage or configuration error,
+Exit codes (:mod:`empath_gate.gate.exit`): 0 pass, 1 gate failed, 2 usage or configuration error,
 3 infrastructure error; when several apply, 2 > 3 > 1.
 """
 
@@ -18,11 +18,7 @@ from collections.abc import Sequence
 
 from empath_gate import __version__
 from empath_gate.errors import BudgetExceeded, ConfigError, ProviderError, SuiteError
-
-EXIT_PASS = 0
-EXIT_GATE_FAILED = 1
-EXIT_USAGE = 2
-EXIT_INFRA = 3
+from empath_gate.gate.exit import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_PASS, EXIT_USAGE
 
 COMMANDS: tuple[tuple[str, str], ...] = (
     ("validate", "validate the instrument (metrics, seeds, personas, suites, thresholds) and print counts"),
@@ -97,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"empath-gate {name}: interrupted; finished transcripts are kept in the cache",
               file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
 
 
 def _print_commands() -> None:

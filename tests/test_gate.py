@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from empath_gate.analysis.regression import BaselineView, RunMetadata, compare
 from empath_gate.analysis.stats import CellStats
-from empath_gate.gate import (
+from empath_gate.gate.decide import (
     CellDecision,
     Decision,
     decide,
@@ -118,8 +118,8 @@ def test_judge_failures_fail_closed() -> None:
     )
     assert critical.status == "failed"
     assert any("judge failure on a critical metric in run 1 (parse_error)" in r for r in critical.reasons)
-    # not critical: only the judged-runs condition can fail it
-    assert one([9, "jf", 9], th=make_th(min_judged_runs=2)).status == "passed"
+    # not critical: the missing run could have scored 1 (< min_run): not a pass but incomplete
+    assert one([9, "jf", 9], th=make_th(min_judged_runs=2)).status == "incomplete"
     assert one(["jf", "jf", "jf"]).status == "failed"
 
 
@@ -190,7 +190,7 @@ def test_exit_codes_and_precedence() -> None:
     assert ok.passed and ok.cli_exit_code() == 0 and ok.cli_exit_code(usage_error=True) == 2
     failed = decide([cell([9, 9, 9], seed="a"), cell([2, 2, 2], seed="b")], TH, today=TODAY)
     assert not failed.passed and failed.cli_exit_code() == 1 and failed.pytest_exit_code() == 1
-    assert failed.counts == {"passed": 1, "failed": 1, "skipped": 0, "error": 0, "xfail": 0}
+    assert failed.counts == {"passed": 1, "failed": 1, "skipped": 0, "error": 0, "xfail": 0, "incomplete": 0}
     both = decide([cell([2, 2, 2], seed="a"), cell([9, None, 9], seed="b")], TH, today=TODAY)
     assert both.cli_exit_code() == 3  # infrastructure beats gate failure
     assert both.cli_exit_code(usage_error=True) == 2  # usage beats infrastructure

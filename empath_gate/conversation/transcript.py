@@ -10,41 +10,14 @@ Turn indices are 0-based positions in ``turns``; user turns and assistant turns 
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-EventKind = Literal[
-    "handoff",        # the target handed the user to a human (often the right action)
-    "tool_call",      # the target called a tool
-    "filtered",       # a provider content filter blocked a reply (empty content)
-    "retry",          # a call was retried (detail: error kind, attempt)
-    "auditor_break",  # the LLM auditor broke character; the turn was retried or replaced
-    "auditor_refusal",  # the LLM auditor refused to role-play
-    "fallback",       # a scripted turn replaced an unusable auditor turn
-    "system_folded",  # the system prompt was folded into the first user turn
-    "error",          # an infrastructure error ended the transcript
-    "budget",         # the cost budget stopped the run
-]
-
-
-class Event(BaseModel):
-    """Something that happened on a turn besides its text. ``role`` names who caused it."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    kind: EventKind
-    role: Literal["target", "auditor", "judge", "engine"]
-    detail: dict[str, Any] = Field(default_factory=dict)
-
-
-class Usage(BaseModel):
-    """Token usage of one call, as the provider reported it (``None`` when unknown)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
+# the call types, defined with the model client and recorded on turns
+from empath_gate.llm.events import Event as Event
+from empath_gate.llm.events import EventKind as EventKind
+from empath_gate.llm.events import Usage as Usage
 
 
 class Turn(BaseModel):

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from empath_gate.analysis.base import AnalysisModel
-from empath_gate.gate.decide import EPS, suite_judge_failure_limit
+from empath_gate.gate.limits import EPS, suite_judge_failure_limit
 
 if TYPE_CHECKING:
     from empath_gate.analysis.stats import CellStats

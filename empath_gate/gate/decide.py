@@ -31,14 +31,13 @@ A cell is decided in this order:
    owner and expiry. Expired waivers are usage errors (CLI exit 2), listed in
    ``Decision.usage_errors``; they waive nothing.
 
-Exit codes. CLI (DESIGN): 0 pass, 1 gate failed, 2 usage or configuration error, 3
-infrastructure error; when several apply 2 > 3 > 1. pytest: 0, 1 for failed or errored
-cells, 4 for usage errors.
+Exit codes: :mod:`empath_gate.gate.exit`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from collections.abc import Sequence
 from typing import Literal
 
@@ -46,9 +45,10 @@ from empath_gate.analysis.base import AnalysisModel, paused_gc
 from empath_gate.analysis.regression import CellChange, MetricRegression, RegressionReport
 from empath_gate.analysis.stats import CellStats
 from empath_gate.gate.exit import cli_exit, pytest_exit
+from empath_gate.gate.limits import EPS, suite_judge_failure_limit
 from empath_gate.instrument.models import ResolvedThresholds, Thresholds, Waiver
 
-CellStatus = Literal["passed", "failed", "skipped", "error", "xfail"]
+CellStatus = Literal["passed", "failed", "skipped", "error", "xfail", "incomplete"]
 FailOn = Literal["threshold", "regression", "both", "never"]
 ConditionKind = Literal["threshold", "regression"]
 ConditionName = Literal[
@@ -61,12 +61,9 @@ ConditionName = Literal[
     "critical_judge_failure",
     "regression",
 ]
-STATUSES: tuple[CellStatus, ...] = ("passed", "failed", "skipped", "error", "xfail")
+STATUSES: tuple[CellStatus, ...] = ("passed", "failed", "skipped", "error", "xfail", "incomplete")
 FAIL_ON_VALUES: tuple[FailOn, ...] = ("threshold", "regression", "both", "never")
 
-
-EPS = 1e-9
-"""Tolerance of every threshold comparison (scores are means of integers: 7 * 3 / 3 must equal 7)."""
 
 
 class ConditionCheck(AnalysisModel):
@@ -134,7 +131,8 @@ class Decision(AnalysisModel):
     @property
     def infrastructure(self) -> bool:
         """True when any cell errored for an infrastructure reason."""
-        return self.counts["error"] > 0 or bool(self.infrastructure_reasons)
+        c = self.counts
+        return c["error"] > 0 or c["incomplete"] > 0 or bool(self.infrastructure_reasons)
 
     def cli_exit_code(self, usage_error: bool = False) -> int:
         """0 pass, 1 gate failed, 2 usage (``usage_error`` or an expired waiver), 3
@@ -145,8 +143,9 @@ class Decision(AnalysisModel):
 
     def pytest_exit_code(self, usage_error: bool = False) -> int:
         """pytest's conventions: 4 usage error, 1 when a cell failed or errored, else 0."""
+        c = self.counts
         return pytest_exit(usage=usage_error or bool(self.usage_errors),
-                           failed_or_errored=bool(self.counts["failed"] or self.counts["error"]))
+                           failed_or_errored=bool(c["failed"] or c["error"] or c["incomplete"]))
 
 
 def _num(x: float) -> str:
@@ -305,6 +304,57 @@ def _cell(stats: CellStats, status: CellStatus, reasons: tuple[str, ...], *,
     )
 
 
+MAX_FILLED_RUNS = 12
+"""Most runs without a verdict whose every value is tried (2^12 fills); beyond, a cell with a
+missing run is incomplete unless another condition already fails it."""
+_FILLABLE: frozenset[ConditionName] = frozenset({"min_mean", "min_run", "max_range", "max_flip_rate"})
+
+
+def _holds(scores: Sequence[float], n_judged: int, t: ResolvedThresholds) -> bool:
+    """Every threshold and run-to-run condition on these scores (``min_judged_runs`` counts only
+    runs really judged: a supposed score is no evidence)."""
+    n_pass = sum(1 for x in scores if x >= t.min_mean - EPS)
+    return (
+        n_judged >= t.min_judged_runs
+        and sum(scores) / len(scores) >= t.min_mean - EPS
+        and min(scores) >= t.min_run - EPS
+        and max(scores) - min(scores) <= t.max_range + EPS
+        and min(n_pass, len(scores) - n_pass) / len(scores) <= t.max_flip_rate + EPS
+    )
+
+
+def _unknown_outcome(
+    stats: CellStats, t: ResolvedThresholds, failures: Sequence[ConditionCheck], fail_on: FailOn
+) -> tuple[str, ...] | None:
+    """Why a cell with runs lacking a verdict (JudgeFailures) cannot be decided, or None when it
+    can. It passes only when every condition holds for every score the missing runs could take
+    (1 to 10; the extremes decide, as each condition is monotone in each score), and fails only
+    when no such score rescues it; otherwise it is incomplete. A failure that no score can undo
+    (a critical criterion, a critical JudgeFailure, a regression) decides the cell."""
+    final = (f for f in failures if f.name not in _FILLABLE and f.name != "min_judged_runs")
+    if any(_gates(f.kind, fail_on) for f in final):
+        return None
+    if not _gates("threshold", fail_on):
+        return None
+    runs = [r for r, st in zip(stats.run_ids, stats.statuses, strict=True) if st == "judge_failure"]
+    why = (
+        f"incomplete: {stats.metric_id}: the judge gave no verdict on run(s) {', '.join(map(str, runs))} "
+        "(see the verdicts' judge failures); those runs could pass or fail this test",
+    )
+    k = stats.n_failures
+    if k > MAX_FILLED_RUNS:
+        return why
+    outcomes = {
+        _holds([*stats.scores, *fill], stats.n_judged, t)
+        for fill in itertools.product((1.0, 10.0), repeat=k)
+    } if stats.scores or k else set()
+    if outcomes == {True}:
+        return None
+    if outcomes == {False} and failures:
+        return None
+    return why
+
+
 def decide_cell(
     stats: CellStats,
     thresholds: ResolvedThresholds,
@@ -348,6 +398,9 @@ def decide_cell(
         cond = _regression_condition(stats, regression, change, fail_all_paired)
         if cond is not None:
             failures = (*failures, cond)
+    unknown = _unknown_outcome(stats, thresholds, failures, fail_on) if stats.n_failures else None
+    if unknown is not None:
+        return _cell(stats, "incomplete", unknown, checked=checked, failures=failures)
     if not failures:
         if criteria_only:
             return _cell(stats, "skipped", (f"{m}: needs a judge model for a score",), checked=checked)
@@ -377,20 +430,6 @@ def decide_cell(
                  failures=failures, kinds=kinds)
 
 
-def suite_judge_failure_limit(thresholds: Thresholds, suite_id: str | None) -> float:
-    """``max_judge_failure_rate`` of the suite as a whole: the defaults, overridden by the
-    suite's defaults (metric-level values apply to their metric only). Raises ValueError when
-    neither sets it."""
-    value = thresholds.defaults.max_judge_failure_rate
-    if suite_id is not None and suite_id in thresholds.suites:
-        s = thresholds.suites[suite_id].defaults.max_judge_failure_rate
-        if s is not None:
-            value = s
-    if value is None:
-        raise ValueError("thresholds set no max_judge_failure_rate in defaults")
-    return value
-
-
 def _clean_pass(c: CellStats, t: ResolvedThresholds) -> bool:
     """Fast path of :func:`decide_cell` for the common case: every run judged or N/A with
     nothing missing, stopped or critical, and every threshold condition met (the tests check
@@ -399,6 +438,7 @@ def _clean_pass(c: CellStats, t: ResolvedThresholds) -> bool:
     return (
         mean is not None
         and not c.n_missing
+        and not c.n_failures
         and not c.transcript_errors
         and not c.critical_judge_failures
         and not (c.critical_fail_runs and c.n_criteria_only)
@@ -410,30 +450,11 @@ def _clean_pass(c: CellStats, t: ResolvedThresholds) -> bool:
     )
 
 
-def decide(
-    cells: Sequence[CellStats],
-    thresholds: Thresholds,
-    *,
-    suite_id: str | None = None,
-    regression: RegressionReport | None = None,
-    waivers: Sequence[Waiver] = (),
-    fail_on: FailOn = "both",
-    today: dt.date | None = None,
-) -> Decision:
-    """Decide every cell and the run (module docstring). ``cells`` come back in input order.
-    A non-comparable ``regression`` report gates nothing. ``today`` (default: the current date)
-    decides which waivers have expired. Raises ValueError for an unknown ``fail_on``."""
-    if fail_on not in FAIL_ON_VALUES:
-        raise ValueError(f"fail_on must be one of {', '.join(FAIL_ON_VALUES)}; got {fail_on!r}")
-    day = today or dt.date.today()
-    expired = tuple(
-        f"waiver for metric {w.metric}"
-        + (f", seed {w.seed}" if w.seed else "") + (f", persona {w.persona}" if w.persona else "")
-        + f" (owner {w.owner}) expired on {w.expires.isoformat()}: renew or remove it"
-        for w in waivers if w.expires < day
-    )
-
-    # one pass: JudgeFailures and runs with a verdict, per metric
+def _failure_rates(
+    cells: Sequence[CellStats], thresholds: Thresholds, suite_id: str | None
+) -> tuple[dict[str, ResolvedThresholds], list[str], dict[str, str]]:
+    """Each metric's thresholds, and the suite-level and per-metric JudgeFailure rates
+    (failures / runs with a verdict) above their ``max_judge_failure_rate`` as reasons."""
     tallies: dict[str, list[int]] = {}
     for c in cells:
         tally = tallies.get(c.metric_id)
@@ -460,7 +481,33 @@ def decide(
                 f"infrastructure: {metric} judge failure rate {f / a:.1%} ({f} of {a}) "
                 f"> max_judge_failure_rate {limit:.1%}"
             )
+    return resolved, run_reasons, metric_reasons
 
+
+def decide(
+    cells: Sequence[CellStats],
+    thresholds: Thresholds,
+    *,
+    suite_id: str | None = None,
+    regression: RegressionReport | None = None,
+    waivers: Sequence[Waiver] = (),
+    fail_on: FailOn = "both",
+    today: dt.date | None = None,
+) -> Decision:
+    """Decide every cell and the run (module docstring). ``cells`` come back in input order.
+    A non-comparable ``regression`` report gates nothing. ``today`` (default: the current date)
+    decides which waivers have expired. Raises ValueError for an unknown ``fail_on``."""
+    if fail_on not in FAIL_ON_VALUES:
+        raise ValueError(f"fail_on must be one of {', '.join(FAIL_ON_VALUES)}; got {fail_on!r}")
+    day = today or dt.date.today()
+    expired = tuple(
+        f"waiver for metric {w.metric}"
+        + (f", seed {w.seed}" if w.seed else "") + (f", persona {w.persona}" if w.persona else "")
+        + f" (owner {w.owner}) expired on {w.expires.isoformat()}: renew or remove it"
+        for w in waivers if w.expires < day
+    )
+
+    resolved, run_reasons, metric_reasons = _failure_rates(cells, thresholds, suite_id)
     gating_regression = regression if regression is not None and regression.comparable else None
     reg_metrics: dict[str, MetricRegression] = {}
     changes: dict[tuple[str, str], CellChange] = {}
@@ -498,7 +545,7 @@ def decide(
         cells=tuple(out),
         counts=counts,
         fail_on=fail_on,
-        passed=not counts["failed"] and not counts["error"] and not expired,
+        passed=not (counts["failed"] or counts["error"] or counts["incomplete"] or expired),
         infrastructure_reasons=tuple(run_reasons),
         usage_errors=expired,
         regression=regression,

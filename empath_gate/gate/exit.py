@@ -1,4 +1,4 @@
-"""The one exit-code mapping (DESIGN, "Terms and exit codes").
+"""The one exit-code mapping (README, "Exit codes").
 
 CLI: 0 pass, 1 gate failed, 2 usage or configuration error, 3 infrastructure error; when several
 apply, 2 > 3 > 1. pytest keeps its own conventions: 0 passed/skipped, 1 failed or errored
@@ -51,7 +51,8 @@ def pytest_exit(*, usage: bool, failed_or_errored: bool) -> int:
 
 def summary_exit_code(summary: Summary) -> int:
     """The CLI status of a results document's summary: usage errors, then infrastructure reasons
-    or errored tests and suite checks, then failed tests and suite checks."""
+    or errored and incomplete tests (not evaluated) and suite checks, then failed tests and suite
+    checks."""
     counts, checks = summary.counts, summary.check_counts
     return cli_exit(
         usage=bool(summary.usage_errors),

@@ -1,4 +1,4 @@
-"""The states a metric can be in after judging (DESIGN: "States that must never be confused").
+"""The states a metric can be in after judging (docs/architecture.md; README, "What to expect").
 
 A :class:`MetricVerdict` has exactly one ``status``:
 

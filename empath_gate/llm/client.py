@@ -31,8 +31,8 @@ from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from empath_gate.conversation.transcript import Event, Usage
 from empath_gate.llm.cache import Cache
+from empath_gate.llm.events import Event, Usage
 from empath_gate.llm.keying import endpoint_identity, header_identity, weights_sha256
 from empath_gate.llm.normalize import normalize_messages, rules_for
 from empath_gate.llm.retry import backoff_delay, call_with_retries

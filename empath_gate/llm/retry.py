@@ -13,9 +13,9 @@ import random
 import weakref
 from typing import Any, Literal
 
-from empath_gate.conversation.transcript import Event
 from empath_gate.errors import ProviderError
 from empath_gate.llm.classify import classify, redact_secrets
+from empath_gate.llm.events import Event
 from empath_gate.settings import RoleSettings
 
 _semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (

@@ -22,6 +22,7 @@ from empath_gate.report.view import (
     overall_verdict,
     suite_key,
 )
+from empath_gate.report.view.checks import check_lines
 from empath_gate.results import Results
 
 _WORD = {
@@ -46,7 +47,8 @@ def render_terminal(results: Results, *, baseline: Results | None = None, max_re
     lines = [
         f"empath-gate {_t(suite_key(results))}: {_WORD[v.status]} - {_t(v.headline)}",
         f"  tests: {c.get('passed', 0)} passed, {c.get('failed', 0)} failed, {c.get('xfail', 0)} waived, "
-        f"{c.get('skipped', 0)} skipped, {c.get('error', 0)} errors",
+        f"{c.get('skipped', 0)} skipped, {c.get('error', 0)} errors"
+        + (f", {c['incomplete']} incomplete" if c.get("incomplete") else ""),
     ]
     for d in dimension_rows(rows):
         label = DIMENSION_LABELS.get(d.dimension, d.dimension)
@@ -72,6 +74,8 @@ def render_terminal(results: Results, *, baseline: Results | None = None, max_re
                 f"{' (critical)' if r.critical else ''}: mean "
                 f"{fmt_num(r.candidate_mean)}, {runs}, {conds}{reg}"
             )
+    for chk in check_lines(results):
+        lines.append(f"  suite check {_t(chk.id)}: {chk.status.upper()} ({_t(chk.detail)})")
     co = criteria_only_metrics(results, rows)
     if co:
         lines.append(f"  criteria-only (offline): {', '.join(co)}: {CRITERIA_ONLY_NOTE}")
@@ -80,6 +84,8 @@ def render_terminal(results: Results, *, baseline: Results | None = None, max_re
         lines.append(f"    - {_t(reason)}")
     if len(reasons) > max_reasons:
         lines.append(f"    ... and {len(reasons) - max_reasons} more (see diff.md / report.html)")
+    incomplete = [d.reasons[0] for d in results.decisions if d.status == "incomplete" and d.reasons]
+    lines.extend(f"  ? {_t(r)}" for r in incomplete[:max_reasons])
     if v.status in ("infrastructure_error", "usage_error"):
         lines.extend(f"  ! {_t(r)}" for r in v.reasons[:5])
     lines.append(

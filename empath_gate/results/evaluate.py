@@ -222,6 +222,35 @@ def combine_reports(reports: Sequence[RegressionReport]) -> RegressionReport | N
     )
 
 
+def _decide_suites(
+    results: Results,
+    cells: Sequence[CellStats],
+    thresholds: Thresholds,
+    per_suite: dict[str, RegressionReport],
+    regression: RegressionReport | None,
+    waivers: Sequence[Waiver],
+    fail_on: FailOn,
+) -> tuple[list[CellDecision], list[str], list[str]]:
+    """Every cell decided with its own suite's thresholds and comparison, in suite order, and the
+    run-level infrastructure reasons and usage errors (each once)."""
+    from empath_gate.gate.decide import decide
+
+    conv_suite = {i.conversation_id: i.suite for i in results.items}
+    decisions: list[CellDecision] = []
+    infra: list[str] = []
+    usage: list[str] = []
+    for suite in results.metadata.suites:
+        scells = [c for c in cells if conv_suite.get(c.conversation_id) == suite]
+        if not scells:
+            continue
+        d = decide(scells, thresholds, suite_id=suite, regression=per_suite.get(suite, regression),
+                   waivers=waivers, fail_on=fail_on)
+        decisions.extend(d.cells)
+        infra.extend(x for x in d.infrastructure_reasons if x not in infra)
+        usage.extend(x for x in d.usage_errors if x not in usage)
+    return decisions, infra, usage
+
+
 def decide_results(
     results: Results,
     *,
@@ -241,7 +270,7 @@ def decide_results(
     from empath_gate.analysis.stats import aggregate_metric
     from empath_gate.errors import ConfigError
     from empath_gate.gate.checks import suite_checks
-    from empath_gate.gate.decide import decide
+    from empath_gate.gate.decide import STATUSES
 
     gate = results.gate
     th = thresholds if thresholds is not None else (gate.thresholds if gate is not None else None)
@@ -256,27 +285,9 @@ def decide_results(
     per_suite = _suite_regressions(results, cells, baseline, th) if baseline is not None else {}
     if baseline is not None:
         regression = combine_reports(list(per_suite.values()))
-    conv_suite = {i.conversation_id: i.suite for i in results.items}
-    decisions: list[CellDecision] = []
-    infra: list[str] = []
-    usage: list[str] = []
-    for suite in results.metadata.suites:
-        scells = [c for c in cells if conv_suite.get(c.conversation_id) == suite]
-        if not scells:
-            continue
-        d = decide(
-            scells,
-            th,
-            suite_id=suite,
-            regression=per_suite.get(suite, regression),
-            waivers=ws,
-            fail_on=chosen,
-        )
-        decisions.extend(d.cells)
-        infra.extend(x for x in d.infrastructure_reasons if x not in infra)
-        usage.extend(x for x in d.usage_errors if x not in usage)
+    decisions, infra, usage = _decide_suites(results, cells, th, per_suite, regression, ws, chosen)
     checks = suite_checks(results, cells, th)
-    counts = dict.fromkeys(("passed", "failed", "skipped", "error", "xfail"), 0)
+    counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
     for dc in decisions:
         counts[dc.status] += 1
     check_counts = dict.fromkeys(counts, 0)
@@ -326,7 +337,7 @@ def _summary(
         and not any(c.n_judged for c in cells if c.metric_id == m)
     )
     return Summary(
-        passed=not (counts["failed"] or counts["error"] or infra or usage),
+        passed=not (counts["failed"] or counts["error"] or counts.get("incomplete") or infra or usage),
         counts=counts,
         judge_failures=failures,
         target_filtered=sum(r.target_filtered for r in recs),

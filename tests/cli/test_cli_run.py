@@ -9,7 +9,7 @@ import pytest
 from cli_support import TINY, Project
 from plugin_support import comparable, gate_env, inline_run, read_json, write_tiny_suite
 
-from empath_gate.gate import FAIL_ON_VALUES as GATE_FAIL_ON
+from empath_gate.gate.decide import FAIL_ON_VALUES as GATE_FAIL_ON
 from empath_gate.gate.exit import summary_exit_code
 from empath_gate.results import Results, ResultsMetadata, Summary
 from empath_gate.testing.scenarios import ScoringJudge

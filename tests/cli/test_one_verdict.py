@@ -65,18 +65,18 @@ def _judge(project: Project) -> ScoringJudge:
 
 def test_every_front_end_gives_the_run_s_verdict(pair: Project, capsys: pytest.CaptureFixture[str]) -> None:
     judge = _judge(pair)
-    layered = ("--thresholds", "team-thresholds.yaml")
+    # without the layer the records pass: the layer is what fails them
+    assert pair.cli("run", *SUITES, "--results", "plain/results.json", judge=judge) == 0
+    layered = ("--thresholds", "team-thresholds.yaml", "--baseline", "plain/results.json")
     assert pair.cli("run", *SUITES, *layered, "--results", "run/results.json", judge=judge) == 1
     run_doc = read_json(pair.path / "run" / "results.json")
     want = decisions(run_doc)
     failing = {k for k, v in want.items() if v == "failed"}
-    assert failing and all(k.endswith("therapeutic_actions") for k in failing)
+    assert any(k.endswith("therapeutic_actions") for k in failing)
+    failing_metrics = sorted({k.rsplit("-", 1)[1] for k in failing})
     assert run_doc["gate"]["resolved"]["pair-b"]["therapeutic_actions"]["min_mean"] == 9
     assert run_doc["gate"]["resolved"]["pair-a"]["crisis_detection"]["min_mean"] == 8
     assert {x["kind"] for x in run_doc["gate"]["layers"]} >= {"suites_dir", "thresholds"}
-
-    # without the layer the same records pass: the layer is what fails them
-    assert pair.cli("run", *SUITES, "--results", "plain/results.json", judge=judge) == 0
 
     # the plugin, in a new process, with the same layer
     program(pair.fake, judge=judge)
@@ -92,6 +92,8 @@ def test_every_front_end_gives_the_run_s_verdict(pair: Project, capsys: pytest.C
             "team",
             "--empath-thresholds",
             "team-thresholds.yaml",
+            "--empath-baseline",
+            "plain/results.json",
             "--empath-results",
             "plugin/results.json",
         ],
@@ -104,9 +106,9 @@ def test_every_front_end_gives_the_run_s_verdict(pair: Project, capsys: pytest.C
     capsys.readouterr()
     assert pair.cli("gate", "run/results.json", "--suites-dir", "team") == 1
     assert "gate failed" in capsys.readouterr().out
-    assert pair.cli("diff", "run/results.json", "run/results.json", "--format", "json") == 0
+    assert pair.cli("diff", "plain/results.json", "run/results.json", "--format", "json") == 0
     diff = json.loads(capsys.readouterr().out)
-    assert diff["passed"] is False and diff["failing_metrics"] == ["therapeutic_actions"]
+    assert diff["passed"] is False and sorted(diff["failing_metrics"]) == failing_metrics
     assert pair.cli("report", "run/results.json", "--markdown", "r/diff.md") == 0
     assert (
         pair.cli(
@@ -128,6 +130,7 @@ def test_every_front_end_gives_the_run_s_verdict(pair: Project, capsys: pytest.C
         (pair.path / "summary.md").read_text(encoding="utf-8"),
     ):
         assert "therapeutic_actions" in text or "Therapeutic actions" in text
+        assert "pair-a::judge_failure_rate" in text and "pair-b::judge_failure_rate" in text
 
     # merge of the (single, unsharded) file decides the same, cell by cell
     shutil.copy(pair.path / "run" / "results.json", pair.path / "copy.json")
@@ -141,6 +144,8 @@ def test_every_front_end_gives_the_run_s_verdict(pair: Project, capsys: pytest.C
             "team",
             "--thresholds",
             "team-thresholds.yaml",
+            "--baseline",
+            "plain/results.json",
         )
         == 0
     )
@@ -153,7 +158,7 @@ def test_every_front_end_gives_the_run_s_verdict(pair: Project, capsys: pytest.C
         == 1
     )
     shipped_like = write_thresholds(pair.path / "plain.yaml", {})
-    assert (
-        pair.cli("gate", "run/results.json", "--suites-dir", "team", "--thresholds", str(shipped_like)) == 0
-    )
+    # (the thresholds alone: the run's recorded comparison does not gate under --fail-on threshold)
+    plain_gate = ("gate", "run/results.json", "--suites-dir", "team", "--fail-on", "threshold")
+    assert pair.cli(*plain_gate, "--thresholds", str(shipped_like)) == 0
     assert "differs from the one the run used" in capsys.readouterr().err

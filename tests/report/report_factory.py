@@ -12,7 +12,7 @@ from typing import Any
 from empath_gate.analysis.regression import BaselineView, RunMetadata, compare
 from empath_gate.analysis.stats import aggregate_by_metric, compute_all_cell_stats
 from empath_gate.conversation.transcript import Event, Transcript, Turn
-from empath_gate.gate import FailOn, decide
+from empath_gate.gate.decide import FailOn, decide
 from empath_gate.instrument.models import Thresholds, ThresholdValues, Waiver
 from empath_gate.judging.verdict import Citation, CriterionVerdict, JudgeFailure, MetricVerdict
 from empath_gate.results import (

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from report_factory import baseline_scores, build_results, candidate_scores, standard_pair, write_transcripts
 
-from empath_gate.gate import FAIL_ON_VALUES, FailOn
+from empath_gate.gate.decide import FAIL_ON_VALUES, FailOn
 from empath_gate.report.html import render_html
 from empath_gate.report.markdown import render_markdown
 from empath_gate.report.terminal import render_terminal

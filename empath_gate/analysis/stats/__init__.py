@@ -6,7 +6,7 @@ the conversation's N runs. :func:`compute_cell_stats` turns the cell's verdicts 
 25k transcripts x 19 metrics: see ``bench/bench_gate.py``); :func:`aggregate_by_metric` sums
 cells up per metric across conversations.
 
-States are kept apart (DESIGN, "States that must never be confused"): only ``scored`` runs
+States are kept apart (:mod:`empath_gate.judging.verdict`): only ``scored`` runs
 count in the mean, median, min, max, range, SD and flip rate; ``na``, ``criteria_only``,
 ``judge_failure`` and ``missing`` (no verdict at all for a planned run) are counted, never
 given a score.

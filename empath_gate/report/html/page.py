@@ -14,6 +14,7 @@ from empath_gate.report.html.summary import _dimensions, _footer, _header, _metr
 from empath_gate.report.html.transcripts import MAX_TRANSCRIPTS, _transcripts, load_transcripts
 from empath_gate.report.labels import resolve_labels
 from empath_gate.report.view import metric_rows, overall_verdict, suite_key, worst_conversations
+from empath_gate.report.view.checks import CHECK_ICON, check_lines
 from empath_gate.results import Results
 
 
@@ -50,6 +51,7 @@ def render_html(
     )
     body = [
         _header(results, rows),
+        _checks(results),
         _dimensions(rows, metric_labels),
         _metrics(results, baseline, rows, metric_labels, min_runs or {}),
         _waivers(results),
@@ -67,6 +69,18 @@ def render_html(
         + "\n".join(b for b in body if b)
         + f"\n<script>{js}</script>\n</body></html>\n"
     )
+
+
+def _checks(results: Results) -> str:
+    """The suite checks as a short list (nothing when the run has none)."""
+    lines = check_lines(results)
+    if not lines:
+        return ""
+    items = "".join(
+        f"<li>{CHECK_ICON.get(c.status, '')} <code>{h(c.id)}</code> {h(c.status)}: {h(c.detail)}</li>"
+        for c in lines
+    )
+    return f'<section id="checks"><h2>Suite checks</h2><ul>{items}</ul></section>'
 
 
 def write_html_report(

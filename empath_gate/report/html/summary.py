@@ -39,6 +39,7 @@ _STATUS_TEXT = {
     "failed": "failed",
     "error": "error",
     "xfail": "waived",
+    "incomplete": "incomplete",
     "skipped": "skipped",
     "criteria_only": "criteria-only",
 }
@@ -51,6 +52,7 @@ def _header(results: Results, rows: Sequence[MetricRow]) -> str:
     counts = (
         f"{c.get('passed', 0)} passed · {c.get('failed', 0)} failed · {c.get('xfail', 0)} waived · "
         f"{c.get('skipped', 0)} skipped · {c.get('error', 0)} errors"
+        + (f" · {c['incomplete']} incomplete" if c.get("incomplete") else "")
     )
     out = [
         f'<section class="verdict {v.status}" id="verdict" data-status="{v.status}">',
@@ -180,6 +182,7 @@ _OUTCOME_TITLES = {
     "failed": "Why tests failed",
     "error": "Why tests errored",
     "xfail": "Waived tests",
+    "incomplete": "Incomplete tests (missing evidence)",
     "advisory": "Failed conditions not gated",
 }
 

@@ -31,6 +31,7 @@ STATUS_ICONS: dict[str, str] = {
     "failed": "❌",
     "error": "⛔",
     "xfail": "🟡",
+    "incomplete": "❔",
     "skipped": "⏭️",
     "criteria_only": "🔎",
 }
@@ -51,6 +52,8 @@ def _counts_line(v: Verdict, results: Results, baseline: Results | None) -> str:
     if c.get("xfail"):
         parts.append(f"{c['xfail']} waived")
     parts += [f"{c.get('skipped', 0)} skipped", f"{c.get('error', 0)} errors"]
+    if c.get("incomplete"):
+        parts.append(f"{c['incomplete']} incomplete")
     md = results.metadata
     line = (
         f"Tests (conversation × metric): {', '.join(parts)} · "

@@ -19,6 +19,7 @@ from empath_gate.report.markdown.header import (
 from empath_gate.report.markdown.sections import _cell_reasons, _excerpts, _footer, _waivers, _worst
 from empath_gate.report.markdown.tables import _dimension_table, _metrics_table, _reliability
 from empath_gate.report.view import metric_rows, overall_verdict, suite_key
+from empath_gate.report.view.checks import CHECK_ICON, check_lines
 from empath_gate.results import Results
 
 
@@ -49,6 +50,15 @@ def _render(
     suite = suite_key(results)
     with_baseline = baseline is not None or results.regressions is not None
     parts: list[str] = [marker(suite), _verdict_line(v, suite), "", _counts_line(v, results, baseline)]
+    checks = check_lines(results)
+    if checks:
+        parts += [
+            "",
+            "Suite checks: "
+            + " · ".join(
+                f"{CHECK_ICON.get(c.status, '')} {md_code(c.id)} ({md_text(c.detail)})" for c in checks
+            ),
+        ]
     notes = _notes(v, results, rows)
     if notes:
         parts += ["", "\n>\n".join(notes)]

@@ -9,7 +9,7 @@ from typing import Literal
 
 from empath_gate.analysis.regression import MetricRegression
 from empath_gate.analysis.stats import CellStats, MetricStats
-from empath_gate.gate import CellDecision
+from empath_gate.gate.decide import CellDecision
 from empath_gate.report.view.thresholds import ThresholdSummary, threshold_summary
 from empath_gate.results import Results
 
@@ -34,6 +34,7 @@ DIMENSION_LABELS: dict[str, str] = {
 """Fallback display labels when the instrument's are not passed in."""
 
 _STATUS_RANK: dict[str, int] = {
+    "incomplete": 0,
     "error": 0,
     "failed": 1,
     "xfail": 2,
@@ -158,6 +159,8 @@ def _metric_status(decisions: Sequence[CellDecision], cells: Sequence[CellStats]
     if not decisions:
         return "skipped"
     worst = min(decisions, key=lambda d: _STATUS_RANK[d.status]).status
+    if worst == "incomplete":  # shown as an error: the metric could not be decided
+        return "error"
     if worst == "skipped" and cells and all(c.n_judged == 0 and c.n_criteria_only > 0 for c in cells):
         return "criteria_only"
     return worst

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from empath_gate.gate import CellDecision
+from empath_gate.gate.decide import CellDecision
 from empath_gate.report.view.format import CRITERIA_ONLY_NOTE, fmt_num
 
 if TYPE_CHECKING:

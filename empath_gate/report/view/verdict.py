@@ -37,7 +37,7 @@ def suite_key(results: Results) -> str:
 
 
 def _counts(results: Results) -> dict[str, int]:
-    counts = dict.fromkeys(("passed", "failed", "skipped", "error", "xfail"), 0)
+    counts = dict.fromkeys(("passed", "failed", "skipped", "error", "xfail", "incomplete"), 0)
     if results.decisions:
         for d in results.decisions:
             counts[d.status] = counts.get(d.status, 0) + 1
@@ -61,6 +61,11 @@ def overall_verdict(results: Results, rows: Sequence[MetricRow] | None = None) -
 
     if s.usage_errors:
         return verdict("usage_error", "configuration error", s.usage_errors)
+    if counts["incomplete"] and not (counts["error"] or s.infrastructure_reasons):
+        reasons = tuple(d.reasons[0] for d in results.decisions if d.status == "incomplete" and d.reasons)[:5]
+        n = counts["incomplete"]
+        return verdict("infrastructure_error", f"not evaluated: {n} test{'s' if n != 1 else ''} incomplete "
+                       "(missing evidence)", reasons)
     if counts["error"] or s.infrastructure_reasons:
         reasons = (
             s.infrastructure_reasons

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from empath_gate.analysis.stats import CellStats
-from empath_gate.gate import CellDecision
+from empath_gate.gate.decide import CellDecision
 from empath_gate.judging.verdict import CriterionVerdict, MetricVerdict
 from empath_gate.report.view.rows import _STATUS_RANK
 from empath_gate.results import Results, RunRecord
