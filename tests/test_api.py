@@ -63,6 +63,41 @@ def test_run_never_imports_pytest(tmp_path: Path) -> None:
     assert (tmp_path / "empath-results" / "results.json").is_file()
 
 
+def test_run_against_the_fake_server_never_imports_pytest(tmp_path: Path) -> None:
+    """``empath-gate run --suite smoke`` with the HTTP target, the LLM auditor and the judge all on
+    the fake OpenAI-compatible server, in a process of its own."""
+    sys.path.insert(0, str(ROOT / "tests" / "plugin"))
+    from plugin_support import SMOKE_RUNS, gate_env, plan_seeds, program
+
+    from empath_gate.testing import FakeOpenAIServer
+    from empath_gate.testing.scenarios import ScoringJudge
+
+    code = (
+        "import sys\n"
+        "from empath_gate.cli import main\n"
+        f"rc = main(['run', '--suite', 'smoke', '--runs', '{SMOKE_RUNS}'])\n"
+        "print('IMPORTED', sorted(m for m in ('pytest', '_pytest') if m in sys.modules))\n"
+        "sys.exit(rc)\n"
+    )
+    with FakeOpenAIServer(strict=False) as fake:
+        program(fake, judge=ScoringJudge(default=10, seeds=plan_seeds("smoke", SMOKE_RUNS)))
+        env = {**CLEAN_ENV, **gate_env(fake, tmp_path / "cache")}
+        proc = subprocess.run(
+            [sys.executable, "-W", "ignore", "-c", code],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        judged = len(fake.requests_for("fake-judge"))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "IMPORTED []" in proc.stdout
+    doc = json.loads((tmp_path / "empath-results" / "results.json").read_text(encoding="utf-8"))
+    assert doc["metadata"]["auditor"] != "scripted" and doc["metadata"]["judge"]["model"]
+    assert judged > 0 and doc["summary"]["counts"]["passed"] == len(doc["items"])
+
+
 def test_all_names_the_public_api_and_each_resolves() -> None:
     for name in empath_gate.__all__:
         assert getattr(empath_gate, name) is not None, name

@@ -15,12 +15,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 # the call types, defined with the model client and recorded on turns
+from empath_gate.llm.events import CallFields
 from empath_gate.llm.events import Event as Event
 from empath_gate.llm.events import EventKind as EventKind
 from empath_gate.llm.events import Usage as Usage
 
 
-class Turn(BaseModel):
+class Turn(CallFields):
     """One message of the dialogue.
 
     ``role`` is ``user`` (written by the auditor, the script, or a fallback: see ``source``)
@@ -35,14 +36,6 @@ class Turn(BaseModel):
     role: Literal["user", "assistant"]
     content: str
     source: Literal["auditor", "script", "fallback", "target"]
-    model: str | None = None
-    usage: Usage = Usage()
-    cost_usd: float | None = None
-    finish_reason: str | None = None
-    system_fingerprint: str | None = None
-    started_at: str | None = None
-    ended_at: str | None = None
-    cache: Literal["hit", "miss", "off"] = "off"
     events: tuple[Event, ...] = ()
 
 

@@ -29,17 +29,16 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from empath_gate.llm.cache import Cache
-from empath_gate.llm.events import Event, Usage
+from empath_gate.llm.events import CacheStatus, CallFields, Event, Usage
 from empath_gate.llm.keying import endpoint_identity, header_identity, weights_sha256
 from empath_gate.llm.normalize import normalize_messages, rules_for
 from empath_gate.llm.retry import backoff_delay, call_with_retries
 from empath_gate.settings import RoleSettings
 
 Role = Literal["target", "auditor", "judge"]
-CacheStatus = Literal["hit", "miss", "off"]
 
 __all__ = [
     "CacheStatus",
@@ -67,8 +66,8 @@ def utc_now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
-class Completion(BaseModel):
-    """The outcome of one :func:`complete` call.
+class Completion(CallFields):
+    """The outcome of one :func:`complete` call (the call's own fields: :class:`CallFields`).
 
     * ``content``: the reply text (``None`` or empty when filtered or tool-call only);
       ``tool_calls``: OpenAI-style tool-call dicts of the reply.
@@ -89,12 +88,6 @@ class Completion(BaseModel):
 
     role: Role
     content: str | None
-    finish_reason: str | None = None
-    model: str | None = None
-    usage: Usage = Usage()
-    cost_usd: float | None = None
-    system_fingerprint: str | None = None
-    cache: CacheStatus = "off"
     events: tuple[Event, ...] = ()
     tool_calls: tuple[dict[str, Any], ...] = ()
     mode: str | None = None
@@ -102,8 +95,6 @@ class Completion(BaseModel):
     attempts: int = Field(default=0, ge=0)
     latency_s: float = 0.0
     cache_key: str | None = None
-    started_at: str | None = None
-    ended_at: str | None = None
 
     @property
     def filtered(self) -> bool:

@@ -39,3 +39,30 @@ class Usage(BaseModel):
 
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+
+
+CacheStatus = Literal["hit", "miss", "off"]
+"""``hit``: served from the cache (no provider call); ``miss``: called (and stored when usable);
+``off``: called, the cache not used."""
+
+
+class CallFields(BaseModel):
+    """What every model call reports, declared once for the call (:class:`~empath_gate.llm.client.Completion`)
+    and the turn that records it (:class:`~empath_gate.conversation.transcript.Turn`).
+
+    ``model``: the model id the provider reported (else the requested one); ``usage``: tokens;
+    ``cost_usd``: USD from litellm's cost map, ``None`` when the model has no price there (never a
+    guess), ``0.0`` on a cache hit; ``finish_reason`` and ``system_fingerprint`` as the provider
+    said; ``started_at``/``ended_at``: ISO-8601 UTC; ``cache``: :data:`CacheStatus`.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str | None = None
+    usage: Usage = Usage()
+    cost_usd: float | None = None
+    finish_reason: str | None = None
+    system_fingerprint: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    cache: CacheStatus = "off"
