@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from empath_gate.conversation.transcript import Transcript
     from empath_gate.instrument.models import Instrument
     from empath_gate.judging.verdict import MetricVerdict
-    from empath_gate.results.model import LayerInfo, Results, RunRecord
+    from empath_gate.results.model import LayerInfo, Results, ResultsMetadata, RunRecord
     from empath_gate.settings.model import Settings
 
 MAX_TIMES = 50
@@ -100,6 +100,26 @@ class JudgeTally:
     cache_misses: int = 0
 
 
+def _rejudged_metadata(results: Results, settings: Settings) -> ResultsMetadata:
+    """The metadata of ``results`` with the judge the re-judging used (model, rubric,
+    granularity, template, calibration status); the judge is no longer an offline role."""
+    from empath_gate.calibration.status import calibration_for
+    from empath_gate.judging.llm_judge import JUDGE_TEMPLATE_VERSION, judge_template_hash
+    from empath_gate.results.model import JudgeInfo
+
+    md = results.metadata
+    judge = JudgeInfo(
+        model=settings.judge.model,
+        rubric=settings.judge_rubric,
+        granularity=settings.judge_granularity,
+        template_version=JUDGE_TEMPLATE_VERSION,
+        template_hash=judge_template_hash(),
+        calibration=calibration_for(settings.judge_calibration, settings.judge.model, settings.judge_rubric),
+    )
+    offline = tuple(r for r in md.offline_roles if r != "judge")
+    return md.model_copy(update={"judge": judge, "offline_roles": offline})
+
+
 def rejudge_results(
     results: Results,
     *,
@@ -120,16 +140,12 @@ def rejudge_results(
     (no judge model, a plan mismatch, a missing or altered transcript) and whatever
     ``strict_families`` raises; judge failures are verdicts, never exceptions.
     """
-    from empath_gate.calibration.status import calibration_for
     from empath_gate.judging.batch import JudgeJob, judge_batch, judge_cache
     from empath_gate.judging.llm_judge import (
-        JUDGE_TEMPLATE_VERSION,
         JudgeHygieneWarning,
-        judge_template_hash,
     )
     from empath_gate.plan.rebuild import rebuild_plan
     from empath_gate.results.evaluate import evaluate
-    from empath_gate.results.model import JudgeInfo
 
     if not settings.judge.model:
         raise ConfigError("no judge model: pass --judge MODEL (or set judge_model / EMPATH_JUDGE_MODEL)")
@@ -170,18 +186,8 @@ def rejudge_results(
             p = Path(r.transcript_path)
             update["transcript_path"] = _relative(p if p.is_absolute() else results_dir / p, out_dir)
         new_records.append(r.model_copy(update=update))
-    md = results.metadata
-    judge = JudgeInfo(
-        model=settings.judge.model,
-        rubric=settings.judge_rubric,
-        granularity=settings.judge_granularity,
-        template_version=JUDGE_TEMPLATE_VERSION,
-        template_hash=judge_template_hash(),
-        calibration=calibration_for(settings.judge_calibration, settings.judge.model, settings.judge_rubric),
-    )
-    metadata = md.model_copy(
-        update={"judge": judge, "offline_roles": tuple(r for r in md.offline_roles if r != "judge")}
-    )
+    metadata = _rejudged_metadata(results, settings)
     return evaluate(
-        new_records, plan=plan, instrument=instrument, metadata=metadata, fail_on=md.fail_on, layers=layers
+        new_records, plan=plan, instrument=instrument, metadata=metadata, fail_on=metadata.fail_on,
+        layers=layers,
     )

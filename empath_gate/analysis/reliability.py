@@ -208,6 +208,21 @@ FLOORED_NOTE = (
 )
 
 
+def _replicated(complete: Sequence[RunRecord]) -> tuple[int, float | None]:
+    """Conversations with >= 2 completed, hashed runs, and the share of them whose runs differ
+    in content (None when there is none)."""
+    by_conv: dict[str, set[str]] = {}
+    runs_of: dict[str, int] = {}
+    for r in complete:
+        if r.content_hash is not None:
+            by_conv.setdefault(r.conversation_id, set()).add(r.content_hash)
+            runs_of[r.conversation_id] = runs_of.get(r.conversation_id, 0) + 1
+    replicated = [c for c, n in runs_of.items() if n >= 2]
+    if not replicated:
+        return 0, None
+    return len(replicated), sum(1 for c in replicated if len(by_conv[c]) > 1) / len(replicated)
+
+
 def reliability_from_records(records: Sequence[RunRecord], cells: Sequence[CellStats]) -> dict[str, Any]:
     """Test-retest reliability of a results document, as the JSON-able ``Results.reliability``.
 
@@ -280,20 +295,12 @@ def reliability_from_records(records: Sequence[RunRecord], cells: Sequence[CellS
         entry["judgings_per_transcript"] = sum(ks) / len(ks) if ks else None
         entry["generation_note"] = FLOORED_NOTE if m.generation_floored else None
         entries.append(entry)
-    by_conv: dict[str, set[str]] = {}
-    runs_of: dict[str, int] = {}
-    for r in complete:
-        if r.content_hash is not None:
-            by_conv.setdefault(r.conversation_id, set()).add(r.content_hash)
-            runs_of[r.conversation_id] = runs_of.get(r.conversation_id, 0) + 1
-    replicated = [c for c, n in runs_of.items() if n >= 2]
+    replicated, differed = _replicated(complete)
     split = any(e["rejudged_transcripts"] for e in entries)
     return {
         "version": RESULTS_RELIABILITY_VERSION,
-        "conversations": len(replicated),
-        "transcripts_differed": (
-            sum(1 for c in replicated if len(by_conv[c]) > 1) / len(replicated) if replicated else None
-        ),
+        "conversations": replicated,
+        "transcripts_differed": differed,
         "variance_split": split,
         "note": None if split else NO_REJUDGINGS_NOTE,
         "metrics": entries,

@@ -37,7 +37,6 @@ Exit codes: :mod:`empath_gate.gate.exit`.
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 from collections.abc import Sequence
 from typing import Literal
 
@@ -45,7 +44,8 @@ from empath_gate.analysis.base import AnalysisModel, paused_gc
 from empath_gate.analysis.regression import CellChange, MetricRegression, RegressionReport
 from empath_gate.analysis.stats import CellStats
 from empath_gate.gate.exit import cli_exit, pytest_exit
-from empath_gate.gate.limits import EPS, suite_judge_failure_limit
+from empath_gate.gate.limits import EPS, gates, suite_judge_failure_limit
+from empath_gate.gate.unknown import unknown_outcome
 from empath_gate.instrument.models import ResolvedThresholds, Thresholds, Waiver
 
 CellStatus = Literal["passed", "failed", "skipped", "error", "xfail", "incomplete"]
@@ -284,10 +284,6 @@ def _regression_condition(
                  f"{stats.metric_id}: {detail}; this conversation {own}", kind="regression")
 
 
-def _gates(kind: ConditionKind, fail_on: FailOn) -> bool:
-    return fail_on == "both" or fail_on == kind
-
-
 def _waiver_text(w: Waiver) -> str:
     return f"waived: {w.reason} (owner {w.owner}, expires {w.expires.isoformat()})"
 
@@ -302,57 +298,6 @@ def _cell(stats: CellStats, status: CellStatus, reasons: tuple[str, ...], *,
         checked=checked, failures=failures, failed_kinds=kinds, waiver=waiver,
         infrastructure=status == "error",
     )
-
-
-MAX_FILLED_RUNS = 12
-"""Most runs without a verdict whose every value is tried (2^12 fills); beyond, a cell with a
-missing run is incomplete unless another condition already fails it."""
-_FILLABLE: frozenset[ConditionName] = frozenset({"min_mean", "min_run", "max_range", "max_flip_rate"})
-
-
-def _holds(scores: Sequence[float], n_judged: int, t: ResolvedThresholds) -> bool:
-    """Every threshold and run-to-run condition on these scores (``min_judged_runs`` counts only
-    runs really judged: a supposed score is no evidence)."""
-    n_pass = sum(1 for x in scores if x >= t.min_mean - EPS)
-    return (
-        n_judged >= t.min_judged_runs
-        and sum(scores) / len(scores) >= t.min_mean - EPS
-        and min(scores) >= t.min_run - EPS
-        and max(scores) - min(scores) <= t.max_range + EPS
-        and min(n_pass, len(scores) - n_pass) / len(scores) <= t.max_flip_rate + EPS
-    )
-
-
-def _unknown_outcome(
-    stats: CellStats, t: ResolvedThresholds, failures: Sequence[ConditionCheck], fail_on: FailOn
-) -> tuple[str, ...] | None:
-    """Why a cell with runs lacking a verdict (JudgeFailures) cannot be decided, or None when it
-    can. It passes only when every condition holds for every score the missing runs could take
-    (1 to 10; the extremes decide, as each condition is monotone in each score), and fails only
-    when no such score rescues it; otherwise it is incomplete. A failure that no score can undo
-    (a critical criterion, a critical JudgeFailure, a regression) decides the cell."""
-    final = (f for f in failures if f.name not in _FILLABLE and f.name != "min_judged_runs")
-    if any(_gates(f.kind, fail_on) for f in final):
-        return None
-    if not _gates("threshold", fail_on):
-        return None
-    runs = [r for r, st in zip(stats.run_ids, stats.statuses, strict=True) if st == "judge_failure"]
-    why = (
-        f"incomplete: {stats.metric_id}: the judge gave no verdict on run(s) {', '.join(map(str, runs))} "
-        "(see the verdicts' judge failures); those runs could pass or fail this test",
-    )
-    k = stats.n_failures
-    if k > MAX_FILLED_RUNS:
-        return why
-    outcomes = {
-        _holds([*stats.scores, *fill], stats.n_judged, t)
-        for fill in itertools.product((1.0, 10.0), repeat=k)
-    } if stats.scores or k else set()
-    if outcomes == {True}:
-        return None
-    if outcomes == {False} and failures:
-        return None
-    return why
 
 
 def decide_cell(
@@ -398,7 +343,7 @@ def decide_cell(
         cond = _regression_condition(stats, regression, change, fail_all_paired)
         if cond is not None:
             failures = (*failures, cond)
-    unknown = _unknown_outcome(stats, thresholds, failures, fail_on) if stats.n_failures else None
+    unknown = unknown_outcome(stats, thresholds, failures, fail_on) if stats.n_failures else None
     if unknown is not None:
         return _cell(stats, "incomplete", unknown, checked=checked, failures=failures)
     if not failures:
@@ -406,9 +351,9 @@ def decide_cell(
             return _cell(stats, "skipped", (f"{m}: needs a judge model for a score",), checked=checked)
         return _cell(stats, "passed", (), checked=checked)
 
-    gating = tuple(f for f in failures if _gates(f.kind, fail_on))
+    gating = tuple(f for f in failures if gates(f.kind, fail_on))
     advisories = tuple(
-        f"not gating (fail_on={fail_on}): {f.message}" for f in failures if not _gates(f.kind, fail_on)
+        f"not gating (fail_on={fail_on}): {f.message}" for f in failures if not gates(f.kind, fail_on)
     )
     if not gating:
         status: CellStatus = "skipped" if criteria_only else "passed"

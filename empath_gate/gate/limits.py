@@ -21,3 +21,9 @@ def suite_judge_failure_limit(thresholds: Thresholds, suite_id: str | None) -> f
     if value is None:
         raise ValueError("thresholds set no max_judge_failure_rate in defaults")
     return value
+
+
+def gates(kind: str, fail_on: str) -> bool:
+    """Whether a failed condition of ``kind`` (``threshold`` or ``regression``) fails the gate
+    under ``fail_on`` (``threshold``, ``regression``, ``both``, ``never``)."""
+    return fail_on == "both" or fail_on == kind

@@ -141,6 +141,23 @@ def _resolve_runs(instrument: Instrument, suite_ids: Sequence[str], runs: int | 
     return values[0]
 
 
+def _ordered_suites(instrument: Instrument, suite_ids: Sequence[str]) -> list[str]:
+    """``suite_ids`` in order without repeats; ConfigError for an unknown id (with a suggestion)
+    or an empty selection."""
+    ordered: list[str] = []
+    known = [s.id for s in instrument.suites]
+    for sid in suite_ids:
+        if sid not in known:
+            guess = did_you_mean(sid, known)
+            hint = f"did you mean {guess!r}?" if guess else f"choose one of: {', '.join(known)}"
+            raise ConfigError(f"unknown suite {sid!r} — {hint}")
+        if sid not in ordered:
+            ordered.append(sid)
+    if not ordered:
+        raise ConfigError(f"no suite selected — choose one of: {', '.join(known)}")
+    return ordered
+
+
 def build_plan(
     instrument: Instrument,
     suite_ids: Sequence[str],
@@ -156,17 +173,7 @@ def build_plan(
     override; SuiteError when two different seed x persona pairs would share an id.
     Cost: linear in the number of items (45k items build in about a second).
     """
-    ordered: list[str] = []
-    known = [s.id for s in instrument.suites]
-    for sid in suite_ids:
-        if sid not in known:
-            guess = did_you_mean(sid, known)
-            hint = f"did you mean {guess!r}?" if guess else f"choose one of: {', '.join(known)}"
-            raise ConfigError(f"unknown suite {sid!r} — {hint}")
-        if sid not in ordered:
-            ordered.append(sid)
-    if not ordered:
-        raise ConfigError(f"no suite selected — choose one of: {', '.join(known)}")
+    ordered = _ordered_suites(instrument, suite_ids)
     if max_turns is not None and max_turns < 1:
         raise ConfigError(f"max_turns must be at least 1 (got {max_turns})")
     n_runs = _resolve_runs(instrument, ordered, runs)

@@ -260,3 +260,20 @@ def test_calibration_status_file_shapes() -> None:
     assert calibration_text({"status": "not_calibrated", "calibrated": False, "note": "file missing"}) == (
         "judge not calibrated (file missing)"
     )
+
+
+def test_a_metric_the_baseline_lacks_is_shown_as_not_in_baseline(pair: tuple[Results, Results]) -> None:
+    base, cand = pair
+    dropped = base.model_copy(
+        update={
+            "metrics": tuple(m for m in base.metrics if m.metric_id != "sycophancy"),
+            "cells": tuple(c for c in base.cells if c.metric_id != "sycophancy"),
+        }
+    )
+    text = render_markdown(cand.model_copy(update={"regressions": None}), baseline=dropped)
+    row = next(line for line in text.splitlines() if "`sycophancy`" in line and line.startswith("|"))
+    assert "not in baseline" in row
+    other = next(
+        line for line in text.splitlines() if "`empathy_vs_manipulation`" in line and line.startswith("|")
+    )
+    assert "not in baseline" not in other

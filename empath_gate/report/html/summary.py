@@ -147,7 +147,8 @@ def _metric_row(r: MetricRow, labels: Mapping[str, str] | None) -> str:
     return (
         f'<tr class="metric" data-metric="{h(r.metric_id)}" data-status="{r.status}">'
         f'<td class="st-{r.status}">{h(status)}</td><td>{name}</td>'
-        f"<td class=num>{fmt_num(r.baseline_mean)}</td><td class=num>{fmt_num(r.candidate_mean)}</td>"
+        f"<td class=num>{'not in baseline' if r.in_baseline is False else fmt_num(r.baseline_mean)}</td>"
+        f"<td class=num>{fmt_num(r.candidate_mean)}</td>"
         f"<td class=num>{fmt_delta(delta)}</td><td class=num>{ci}</td>"
         f"<td class=num>{fmt_num(mr.mdd if mr else None)}</td>"
         f"<td class=num>{f'{r.run_min}–{r.run_max}' if r.run_min is not None else '—'}</td>"

@@ -95,7 +95,9 @@ def _metrics_table(rows: Sequence[MetricRow], labels: Mapping[str, str] | None, 
             [
                 STATUS_ICONS[r.status],
                 _label(r.metric_id, labels) + crit,
-                fmt_num(r.baseline_mean) if with_baseline else "—",
+                ("not in baseline" if r.in_baseline is False else fmt_num(r.baseline_mean))
+                if with_baseline
+                else "—",
                 fmt_num(r.candidate_mean),
                 delta,
                 _ci(r),

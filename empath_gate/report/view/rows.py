@@ -79,6 +79,9 @@ class MetricRow:
     comparable: bool
     threshold: ThresholdSummary
     fail_on: str
+    in_baseline: bool | None = None
+    """False when a baseline was given that lacks this metric (shown "not in baseline", never as
+    0 or a pass); None without a baseline."""
 
     @property
     def failing(self) -> bool:
@@ -220,6 +223,7 @@ def metric_rows(results: Results, baseline: Results | None = None) -> list[Metri
                 critical=m in critical_items or any(c.critical for c in mcells),
                 status=_metric_status(mdec, mcells),
                 baseline_mean=base_mean,
+                in_baseline=None if baseline is None else (m in base_stats or mr is not None),
                 candidate_mean=candidate_mean,
                 min_mean=mcells[0].min_mean if mcells else None,
                 run_min=min(scores) if scores else None,
