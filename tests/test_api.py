@@ -63,6 +63,35 @@ def test_run_never_imports_pytest(tmp_path: Path) -> None:
     assert (tmp_path / "empath-results" / "results.json").is_file()
 
 
+def test_offline_run_on_the_embedded_bot_never_imports_pytest(tmp_path: Path) -> None:
+    """``empath-gate run --suite smoke --offline`` on the embedded local model (the ``local`` extra)."""
+    import importlib.util
+
+    import pytest
+
+    if importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("needs the local extra (llama-cpp-python) for the embedded bot")
+    code = (
+        "import sys\n"
+        "from empath_gate.cli import main\n"
+        "rc = main(['run', '--suite', 'smoke', '--offline', '--runs', '1'])\n"
+        "print('IMPORTED', sorted(m for m in ('pytest', '_pytest') if m in sys.modules))\n"
+        "sys.exit(rc)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", code],
+        cwd=tmp_path,
+        env=CLEAN_ENV,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode in (0, 1), proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "IMPORTED []" in proc.stdout
+    doc = json.loads((tmp_path / "empath-results" / "results.json").read_text(encoding="utf-8"))
+    assert doc["metadata"]["target"] == "local/smollm2" and doc["records"]
+
+
 def test_run_against_the_fake_server_never_imports_pytest(tmp_path: Path) -> None:
     """``empath-gate run --suite smoke`` with the HTTP target, the LLM auditor and the judge all on
     the fake OpenAI-compatible server, in a process of its own."""

@@ -223,6 +223,40 @@ def _replicated(complete: Sequence[RunRecord]) -> tuple[int, float | None]:
     return len(replicated), sum(1 for c in replicated if len(by_conv[c]) > 1) / len(replicated)
 
 
+def _metric_entries(
+    complete: Sequence[RunRecord],
+    metric_order: Sequence[str],
+    marks: dict[str, set[float]],
+    cell_flips: dict[str, list[float]],
+) -> list[dict[str, Any]]:
+    """One JSON entry per metric with a scored first judging (:func:`reliability_from_records`)."""
+    hashes = {r.transcript_id: r.content_hash for r in complete if r.content_hash is not None}
+    verdicts = [v for r in complete for v in r.verdicts if v.metric_id in marks]
+    rows = run_scores_from_verdicts(verdicts, target="", transcript_hashes=hashes)
+    found = {
+        m.metric_id: m
+        for m in reliability(rows, min_mean={k: min(v) for k, v in marks.items()})
+    }
+    k_by_metric: dict[str, list[int]] = {}
+    for row in rows:
+        if len(row.scores) >= 2:
+            k_by_metric.setdefault(row.metric_id, []).append(len(row.scores))
+    entries: list[dict[str, Any]] = []
+    for metric_id in metric_order:
+        m = found.get(metric_id)
+        if m is None or m.n_runs == 0:
+            continue
+        entry = m.model_dump(mode="json", exclude={"target"})
+        if len(marks[metric_id]) > 1:
+            flips = cell_flips[metric_id]
+            entry["flip_rate"] = sum(flips) / len(flips) if flips else None
+        ks = k_by_metric.get(metric_id)
+        entry["judgings_per_transcript"] = sum(ks) / len(ks) if ks else None
+        entry["generation_note"] = FLOORED_NOTE if m.generation_floored else None
+        entries.append(entry)
+    return entries
+
+
 def reliability_from_records(records: Sequence[RunRecord], cells: Sequence[CellStats]) -> dict[str, Any]:
     """Test-retest reliability of a results document, as the JSON-able ``Results.reliability``.
 
@@ -271,30 +305,7 @@ def reliability_from_records(records: Sequence[RunRecord], cells: Sequence[CellS
         if c.flip_rate is not None:
             cell_flips[c.metric_id].append(c.flip_rate)
     complete = [r for r in records if r.status == "complete"]
-    hashes = {r.transcript_id: r.content_hash for r in complete if r.content_hash is not None}
-    verdicts = [v for r in complete for v in r.verdicts if v.metric_id in marks]
-    rows = run_scores_from_verdicts(verdicts, target="", transcript_hashes=hashes)
-    found = {
-        m.metric_id: m
-        for m in reliability(rows, min_mean={k: min(v) for k, v in marks.items()})
-    }
-    k_by_metric: dict[str, list[int]] = {}
-    for row in rows:
-        if len(row.scores) >= 2:
-            k_by_metric.setdefault(row.metric_id, []).append(len(row.scores))
-    entries: list[dict[str, Any]] = []
-    for metric_id in metric_order:
-        m = found.get(metric_id)
-        if m is None or m.n_runs == 0:
-            continue
-        entry = m.model_dump(mode="json", exclude={"target"})
-        if len(marks[metric_id]) > 1:
-            flips = cell_flips[metric_id]
-            entry["flip_rate"] = sum(flips) / len(flips) if flips else None
-        ks = k_by_metric.get(metric_id)
-        entry["judgings_per_transcript"] = sum(ks) / len(ks) if ks else None
-        entry["generation_note"] = FLOORED_NOTE if m.generation_floored else None
-        entries.append(entry)
+    entries = _metric_entries(complete, metric_order, marks, cell_flips)
     replicated, differed = _replicated(complete)
     split = any(e["rejudged_transcripts"] for e in entries)
     return {

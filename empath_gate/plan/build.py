@@ -158,6 +158,47 @@ def _ordered_suites(instrument: Instrument, suite_ids: Sequence[str]) -> list[st
     return ordered
 
 
+def _plan_rows(
+    instrument: Instrument,
+    convs: dict[str, tuple[dict[str, object], set[str]]],
+    metric_order: dict[str, int],
+    n_runs: int,
+) -> tuple[list[PlanConversation], list[PlanTranscript], list[PlanItem]]:
+    """The plan's conversations, transcripts and tests from the selected conversations (their
+    fields and metric ids), in conversation order then the instrument's metric order."""
+    critical: dict[tuple[str, str], bool] = {}
+    seeds = {s.id: s for s in instrument.seeds}
+    personas = {p.id: p for p in instrument.personas}
+    metrics = {m.id: m for m in instrument.metrics}
+    conversations: list[PlanConversation] = []
+    transcripts: list[PlanTranscript] = []
+    items: list[PlanItem] = []
+    for cid, (fields, metric_set) in convs.items():
+        metric_ids = tuple(sorted(metric_set, key=metric_order.__getitem__))
+        conv = PlanConversation.model_validate({**fields, "metric_ids": metric_ids})
+        conversations.append(conv)
+        transcripts += [PlanTranscript(transcript_id=f"{cid}-r{k}", conversation_id=cid, run=k)
+                        for k in range(n_runs)]
+        persona = personas[conv.persona_id]
+        seed = seeds[conv.seed_id]
+        loc = locale_marker(conv.locale)
+        for mid in metric_ids:
+            key = (mid, conv.suite)
+            if key not in critical:
+                critical[key] = instrument.thresholds.resolve(mid, conv.suite).critical
+            metric = metrics[mid]
+            mlabel = metric.label_es if conv.locale == "es-MX" else metric.label
+            markers = ("empath", metric.dimension, loc, "critical") if critical[key] else (
+                "empath", metric.dimension, loc)
+            items.append(PlanItem(
+                id=f"{cid}-{mid}", suite=conv.suite, conversation_id=cid, seed_id=seed.id,
+                persona_id=persona.id, metric_id=mid, dimension=metric.dimension, locale=conv.locale,
+                label=f"{mlabel} · {persona.name} · {seed.id} ({conv.locale})",
+                critical=critical[key], markers=markers,
+            ))
+    return conversations, transcripts, items
+
+
 def build_plan(
     instrument: Instrument,
     suite_ids: Sequence[str],
@@ -206,36 +247,7 @@ def build_plan(
                     convs[cid] = (fields, set())
                 convs[cid][1].update(wanted)
 
-    critical: dict[tuple[str, str], bool] = {}
-    seeds = {s.id: s for s in instrument.seeds}
-    personas = {p.id: p for p in instrument.personas}
-    metrics = {m.id: m for m in instrument.metrics}
-    conversations: list[PlanConversation] = []
-    transcripts: list[PlanTranscript] = []
-    items: list[PlanItem] = []
-    for cid, (fields, metric_set) in convs.items():
-        metric_ids = tuple(sorted(metric_set, key=metric_order.__getitem__))
-        conv = PlanConversation.model_validate({**fields, "metric_ids": metric_ids})
-        conversations.append(conv)
-        transcripts += [PlanTranscript(transcript_id=f"{cid}-r{k}", conversation_id=cid, run=k)
-                        for k in range(n_runs)]
-        persona = personas[conv.persona_id]
-        seed = seeds[conv.seed_id]
-        loc = locale_marker(conv.locale)
-        for mid in metric_ids:
-            key = (mid, conv.suite)
-            if key not in critical:
-                critical[key] = instrument.thresholds.resolve(mid, conv.suite).critical
-            metric = metrics[mid]
-            mlabel = metric.label_es if conv.locale == "es-MX" else metric.label
-            markers = ("empath", metric.dimension, loc, "critical") if critical[key] else (
-                "empath", metric.dimension, loc)
-            items.append(PlanItem(
-                id=f"{cid}-{mid}", suite=conv.suite, conversation_id=cid, seed_id=seed.id,
-                persona_id=persona.id, metric_id=mid, dimension=metric.dimension, locale=conv.locale,
-                label=f"{mlabel} · {persona.name} · {seed.id} ({conv.locale})",
-                critical=critical[key], markers=markers,
-            ))
+    conversations, transcripts, items = _plan_rows(instrument, convs, metric_order, n_runs)
     plan_id = compute_plan_id(instrument.version, ordered, n_runs,
                               [t.transcript_id for t in transcripts], [i.id for i in items])
     return Plan(plan_id=plan_id, instrument_version=instrument.version, suites=tuple(ordered), runs=n_runs,

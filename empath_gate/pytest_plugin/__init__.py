@@ -189,6 +189,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     controller = session.config.stash.get(_CONTROLLER_KEY, None)
     if controller is not None:
         controller.finish()
+        if controller.lost and session.exitstatus == 0:
+            # lost conversations' tests may never have run: the session must not end green
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return
     es.finish()
 
