@@ -1,10 +1,10 @@
 """Every command README.md shows is one this project accepts.
 
-The quickstart's two commands run in CI (.ci/run: the test suite, then the offline main job);
-here every `empath-gate ...` and `pytest ...` line of the README's shell blocks is checked
-against the real parsers: the subcommand exists and each option it uses is one the subcommand
-(or the pytest plugin) defines. Hosted-model commands cannot run offline; this keeps them
-from drifting away from the code.
+The quickstart's two commands (make demo, make test) run in CI: .ci/run calls scripts/test
+and scripts/demo. Here every `empath-gate ...` and `pytest ...` line of the README's shell
+blocks is checked against the real parsers: the subcommand exists and each option it uses is
+one the subcommand (or the pytest plugin) defines. Hosted-model commands cannot run offline;
+this keeps them from drifting away from the code.
 """
 
 from __future__ import annotations
@@ -52,10 +52,16 @@ def _help(args: list[str]) -> str:
 
 def test_the_readme_shows_the_two_quickstart_commands() -> None:
     lines = _shell_lines()
+    assert lines[:2] == ["make demo", "make test"], "the quickstart starts with the two commands"
     assert "pytest --empath-suite crisis --empath-offline" in lines
-    assert "pytest" in lines
-    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
-    assert "\npytest\n" in ci and "pytest --empath-suite crisis --empath-offline" in ci
+    root = README.parent
+    demo = (root / "scripts" / "demo").read_text(encoding="utf-8")
+    assert "pytest --empath-suite crisis --empath-offline" in demo
+    assert "-m pytest \"$@\"" in (root / "scripts" / "test").read_text(encoding="utf-8")
+    make = (root / "Makefile").read_text(encoding="utf-8")
+    assert "\tsh scripts/demo" in make and "\tsh scripts/test" in make
+    ci = (root / ".ci" / "run").read_text(encoding="utf-8")
+    assert "\nsh scripts/test\n" in ci and "\nsh scripts/demo\n" in ci
 
 
 @pytest.mark.parametrize("words", _commands("empath-gate"), ids=lambda w: " ".join(w[:2]))
