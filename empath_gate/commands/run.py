@@ -58,6 +58,7 @@ def progress_printer(every_s: float = 2.0) -> Callable[[str], None]:
 def run(args: argparse.Namespace) -> int:
     """Run the plan (or print its size with ``--dry-run``); returns the exit status."""
     from empath_gate.errors import ConfigError, SuiteError
+    from empath_gate.llm.local import check_installed
     from empath_gate.report.terminal import render_terminal
     from empath_gate.run import evaluate_run, header_lines, prepare, run_plan, write_run
 
@@ -68,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
         print(render_estimate(estimate(setup.plan, setup.instrument, setup.profile)), end="")
         return EXIT_PASS
+    check_installed(setup.settings)
     for line in header_lines(setup):
         print(line)
     try:

