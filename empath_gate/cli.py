@@ -6,19 +6,28 @@ Each subcommand lives in ``empath_gate.commands.<name>`` and exposes
 so ``empath-gate --help`` never imports litellm.
 
 Exit codes (:mod:`empath_gate.gate.exit`): 0 pass, 1 gate failed, 2 usage or configuration error,
-3 infrastructure error; when several apply, 2 > 3 > 1.
+3 infrastructure error; when several apply, 2 > 3 > 1. Ctrl-C ends a command with one line and
+130 (finished transcripts stay on disk and in the cache); a closed output pipe (``| head``)
+ends it quietly with 141.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import logging
+import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 from empath_gate import __version__
 from empath_gate.errors import BudgetExceeded, ConfigError, ProviderError, SuiteError
 from empath_gate.gate.exit import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_PASS, EXIT_USAGE
+
+EXIT_BROKEN_PIPE = 141
+"""128 + SIGPIPE: what a shell reports for a writer whose reader (``head``) went away."""
 
 COMMANDS: tuple[tuple[str, str], ...] = (
     ("validate", "validate the instrument (metrics, seeds, personas, suites, thresholds) and print counts"),
@@ -54,7 +63,37 @@ def _command_parser(name: str, help_text: str) -> tuple[argparse.ArgumentParser,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script; returns the process exit code."""
+    """Entry point of the console script; returns the process exit code. A closed stdout
+    (``empath-gate agreement … | head -1``) ends the command quietly with 141."""
+    # Ctrl-C cancels the run's tasks inside asyncio.run: coroutines created but never started
+    # (litellm's) are collected with a RuntimeWarning before the interrupt reaches this frame.
+    warnings.filterwarnings("ignore", message=r"coroutine .* was never awaited", category=RuntimeWarning)
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # a broken pipe shows here when the output fits the buffer
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush raises nothing (the recipe
+    of the Python docs, "Note on SIGPIPE")."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def _interrupted(name: str) -> int:
+    """One line for Ctrl-C; the tasks asyncio drops stay silent."""
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+    print(f"empath-gate {name}: interrupted; finished transcripts are kept (transcripts directory "
+          "and cache), a re-run reuses them", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     known = dict(COMMANDS)
     if not args_list or args_list[0] in ("-h", "--help") or args_list[0] not in known:
@@ -91,9 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"empath-gate {name}: infrastructure error: {exc}", file=sys.stderr)
         return EXIT_INFRA
     except KeyboardInterrupt:
-        print(f"empath-gate {name}: interrupted; finished transcripts are kept in the cache",
-              file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return _interrupted(name)
 
 
 def _print_commands() -> None:

@@ -6,6 +6,7 @@ Hierarchy::
     ├── ConfigError      bad settings or options (CLI exit 2, pytest exit 4)
     ├── SuiteError       an instrument file is invalid (CLI exit 2, pytest exit 4)
     ├── ProviderError    a model provider failed (CLI exit 3; tests error)
+    │   └── ProviderUnavailable  its circuit breaker opened: every later call fails at once
     ├── JudgeError       no verdict could be obtained (becomes a JudgeFailure state)
     └── BudgetExceeded   the cost budget was reached (CLI exit 3)
 """
@@ -47,6 +48,30 @@ class ProviderError(EmpathGateError):
         self.kind = kind
         self.retryable = retryable
         self.status_code = status_code
+
+
+class ProviderUnavailable(ProviderError):
+    """A provider's circuit breaker opened (:mod:`empath_gate.llm.breaker`): its first ``calls``
+    attempts all failed for a cause no retry can heal, so every later call to it fails at once
+    (not retried) and the run ends in seconds, every transcript that needed it in error.
+
+    ``provider``: the provider's name (endpoint without credentials); ``cause``: the most
+    frequent cause (``connection refused``, ``DNS failure``, ``HTTP 401``, ``HTTP 403``,
+    ``credentials in the URL``); ``role``: the role whose call opened it; ``last``: the last
+    underlying error message (redacted). ``kind`` is ``authentication`` for the credential
+    causes, else ``connection``.
+    """
+
+    def __init__(self, provider: str, cause: str, role: str, *, calls: int, last: str = "") -> None:
+        self.provider, self.cause, self.role = provider, cause, role
+        kind = "connection" if cause in ("connection refused", "DNS failure") else "authentication"
+        super().__init__(
+            f"provider {provider} is unavailable: its first {calls} calls ({role}) all ended in "
+            f"{cause}, with no success; check its address, network and key, then run again"
+            + (f" (last error: {last})" if last else ""),
+            kind=kind,
+            retryable=False,
+        )
 
 
 class JudgeError(EmpathGateError):

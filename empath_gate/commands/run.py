@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import warnings
 from collections.abc import Callable
 
 from empath_gate.commands.options import add_setting_arguments, given, load_command_settings, split_suites
@@ -58,6 +59,8 @@ def progress_printer(every_s: float = 2.0) -> Callable[[str], None]:
 def run(args: argparse.Namespace) -> int:
     """Run the plan (or print its size with ``--dry-run``); returns the exit status."""
     from empath_gate.errors import ConfigError, SuiteError
+    from empath_gate.judging.hygiene import JudgeHygieneWarning, check_judge_hygiene
+    from empath_gate.llm.local import check_installed
     from empath_gate.report.terminal import render_terminal
     from empath_gate.run import evaluate_run, header_lines, prepare, run_plan, write_run
 
@@ -68,10 +71,15 @@ def run(args: argparse.Namespace) -> int:
 
         print(render_estimate(estimate(setup.plan, setup.instrument, setup.profile)), end="")
         return EXIT_PASS
+    check_installed(setup.settings)
     for line in header_lines(setup):
         print(line)
+    for problem in check_judge_hygiene(setup.settings):  # once, on one line
+        print(f"empath-gate: warning: {problem}", file=sys.stderr)
     try:
-        records = run_plan(setup, progress=progress_printer())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", JudgeHygieneWarning)
+            records = run_plan(setup, progress=progress_printer())
     except (ConfigError, SuiteError) as exc:
         print(f"empath-gate run: configuration: {exc}", file=sys.stderr)
         return EXIT_USAGE

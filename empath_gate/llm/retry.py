@@ -2,19 +2,27 @@
 
 :func:`call_with_retries` runs one ``acompletion`` of a litellm-like module (passed in, so this
 module never imports litellm) under a semaphore per (event loop, model), retries the retryable
-failure kinds of :mod:`empath_gate.llm.classify` with full-jitter backoff, and raises a
+failure kinds of :mod:`empath_gate.llm.classify` with full-jitter backoff, or after the wait a
+``Retry-After`` header asks for (at most :data:`RETRY_AFTER_CAP_S`), and raises a
 :class:`~empath_gate.errors.ProviderError` (its message redacted of secrets) after the last try.
+Every attempt reports to its provider's circuit breaker (:mod:`empath_gate.llm.breaker`), which
+raises :class:`~empath_gate.errors.ProviderUnavailable` once it is open. A
+:class:`~empath_gate.errors.ConfigError` behind a failure (the embedded model not installed,
+raised inside litellm's custom-provider handler) is raised as is: it is the user's to fix.
 """
 
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import random
+import time
 import weakref
 from typing import Any, Literal
 
-from empath_gate.errors import ProviderError
-from empath_gate.llm.classify import classify, redact_secrets
+from empath_gate.errors import ConfigError, ProviderError, ProviderUnavailable
+from empath_gate.llm.breaker import breaker_for, fatal_cause, provider_name
+from empath_gate.llm.classify import classify, exception_chain, redact_secrets
 from empath_gate.llm.events import Event
 from empath_gate.settings import RoleSettings
 
@@ -46,6 +54,47 @@ def backoff_delay(attempt: int, settings: RoleSettings, rng: random.Random | Non
     return (rng or random).uniform(0, cap)
 
 
+RETRY_AFTER_CAP_S = 120.0
+"""Longest ``Retry-After`` wait honoured, in seconds: a longer one (a quota reset hours away) is
+shortened to this, so the call fails after its last retry instead of stalling the run."""
+
+
+def retry_after_s(exc: BaseException, now: float | None = None) -> float | None:
+    """Seconds a ``Retry-After`` (or ``retry-after-ms``) response header behind ``exc`` asks to
+    wait (RFC 9110 §10.2.3: delay-seconds or an HTTP date), at most :data:`RETRY_AFTER_CAP_S`;
+    None when no response along the exception chain carries one or it cannot be read."""
+    for e in exception_chain(exc):
+        headers = getattr(getattr(e, "response", None), "headers", None)
+        if headers is None:
+            headers = getattr(e, "litellm_response_headers", None)
+        if headers is None or not hasattr(headers, "get"):
+            continue
+        value = _parse_retry_after(headers.get("retry-after"), headers.get("retry-after-ms"), now)
+        if value is not None:
+            return min(max(value, 0.0), RETRY_AFTER_CAP_S)
+    return None
+
+
+def _parse_retry_after(value: Any, value_ms: Any, now: float | None) -> float | None:
+    try:
+        if value_ms is not None:
+            return float(value_ms) / 1000.0
+        if value is None:
+            return None
+        return float(value)
+    except (TypeError, ValueError):
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(str(value))
+    except (TypeError, ValueError, IndexError):
+        return None
+    return when.timestamp() - (time.time() if now is None else now)
+
+
+def _config_error(exc: BaseException) -> ConfigError | None:
+    return next((e for e in exception_chain(exc) if isinstance(e, ConfigError)), None)
+
+
 async def call_with_retries(
     lib: Any,
     kwargs: dict[str, Any],
@@ -55,22 +104,33 @@ async def call_with_retries(
     events: list[Event],
 ) -> tuple[Any, int]:
     """``(response, attempts)`` of the provider call, retrying retryable failures with backoff
-    (a ``retry`` event each, appended to ``events``). Raises ProviderError after the last retry."""
+    (a ``retry`` event each, appended to ``events``; its ``delay_s`` is the ``Retry-After`` wait
+    when the provider sent one). Raises ProviderError after the last retry, ProviderUnavailable
+    when the provider's breaker is open, ConfigError when one is behind the failure."""
     model = str(kwargs["model"])
     sem = _semaphore(model, settings.concurrency)
+    breaker = breaker_for(provider_name(kwargs))
     attempt = 0
     while True:
+        breaker.check()
         try:
             async with sem:
+                breaker.check()
                 resp = await asyncio.wait_for(lib.acompletion(**kwargs), settings.timeout_s + 5.0)
             if not (getattr(resp, "choices", None) or []):
                 raise ProviderError(f"{model} returned no choices", kind="server", retryable=True)
+            breaker.record(None, role)
             return resp, attempt + 1
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, ProviderUnavailable):
             raise
         except Exception as exc:
+            config = _config_error(exc)
+            if config is not None:
+                raise config from None
             err = classify(exc)
             message = redact_secrets(str(err), extra=secrets)
+            breaker.record(fatal_cause(exc, err), role, message)
+            breaker.check()
             if not err.retryable or attempt >= settings.max_retries:
                 tries = f" after {attempt + 1} attempts" if attempt else ""
                 raise ProviderError(
@@ -79,7 +139,8 @@ async def call_with_retries(
                     retryable=err.retryable,
                     status_code=err.status_code,
                 ) from None
-            delay = backoff_delay(attempt, settings)
+            wait = retry_after_s(exc)
+            delay = wait if wait is not None else backoff_delay(attempt, settings)
             detail = {
                 "attempt": attempt + 1,
                 "kind": err.kind,

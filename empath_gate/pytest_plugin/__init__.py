@@ -68,10 +68,15 @@ def pytest_configure(config: pytest.Config) -> None:
     if not _active(config):
         return
     from empath_gate.errors import ConfigError, SuiteError
+    from empath_gate.judging.hygiene import check_judge_hygiene
+    from empath_gate.llm.local import check_installed
     from empath_gate.pytest_plugin.session import EmpathSession
 
     try:
         es = EmpathSession.from_pytest(config)
+        if not config.option.collectonly:  # a missing extra is a usage error before any transcript
+            check_installed(es.setup.settings)
+        check_judge_hygiene(es.setup.settings)  # strict_families: a usage error now
     except (ConfigError, SuiteError) as exc:
         raise pytest.UsageError(f"empath-gate: {exc}") from exc
     config.stash[SESSION_KEY] = es
@@ -156,8 +161,9 @@ def pytest_runtestloop(session: pytest.Session) -> None:
 
 
 def _reporter(config: pytest.Config) -> Any:
-    """Progress lines, at most one every 2 s, through the terminal reporter (on stderr when the
-    reporter cannot take it, e.g. from the controller's channel thread)."""
+    """Progress lines, at most one every 2 s and never a blank one, through the terminal
+    reporter (on stderr when the reporter cannot take it, e.g. from the controller's channel
+    thread)."""
     import sys
     import threading
 
@@ -212,9 +218,13 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     es = session_of(config)
     if es is None:
         return None
+    from empath_gate.judging.hygiene import check_judge_hygiene
     from empath_gate.run import header_lines
 
-    return header_lines(es.setup)
+    # the judge-hygiene warning, once and on one line (not a Python warning per process)
+    return header_lines(es.setup) + [
+        f"empath-gate: warning: {p}" for p in check_judge_hygiene(es.setup.settings)
+    ]
 
 
 __all__ = ["EmpathGateFailure", "EmpathInfrastructureError", "EmpathItem"]

@@ -4,6 +4,7 @@ this process knows, and the decisions its tests assert on. All the work is the l
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,10 +108,13 @@ class EmpathSession:
     ) -> list[RunRecord]:
         """Generate and judge ``conversation_ids``; a usage or infrastructure problem sets
         ``error`` (every selected test then errors with it) and returns no record."""
+        from empath_gate.judging.hygiene import JudgeHygieneWarning
         from empath_gate.run import run_plan
 
         try:
-            recs = run_plan(self.setup, conversations=conversation_ids, progress=progress)
+            with warnings.catch_warnings():  # the header said it once, on one line
+                warnings.simplefilter("ignore", JudgeHygieneWarning)
+                recs = run_plan(self.setup, conversations=conversation_ids, progress=progress)
         except (ConfigError, SuiteError) as exc:  # e.g. a target that cannot be loaded
             self.error, self.error_kind = f"configuration: {exc}", "usage"
             return []

@@ -44,8 +44,10 @@ def render_terminal(results: Results, *, baseline: Results | None = None, max_re
     rows = metric_rows(results, baseline)
     v = overall_verdict(results, rows)
     c = v.counts
-    lines = [
-        f"empath-gate {_t(suite_key(results))}: {_WORD[v.status]} - {_t(v.headline)}",
+    word, headline = _WORD[v.status], _t(v.headline)
+    lines = [  # no "PASSED - passed": a headline that only repeats the verdict is left out
+        f"empath-gate {_t(suite_key(results))}: {word}"
+        + (f" - {headline}" if headline.strip().lower() != word.lower() else ""),
         f"  tests: {c.get('passed', 0)} passed, {c.get('failed', 0)} failed, {c.get('xfail', 0)} waived, "
         f"{c.get('skipped', 0)} skipped, {c.get('error', 0)} errors"
         + (f", {c['incomplete']} incomplete" if c.get("incomplete") else ""),

@@ -1,0 +1,57 @@
+"""Quiet output under pytest: the judge-family warning on one line, no "PASSED - passed", and a
+Ctrl-C after generation (single process and ``-n 2``) still writes results for every finished
+transcript, without coroutine warnings."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from plugin_support import ENV_CLEARED, gate_env, program, read_json, write_tiny_suite
+
+from empath_gate.testing import FakeOpenAIServer
+from empath_gate.testing.scenarios import ScoringJudge
+
+ROOT = Path(__file__).resolve().parents[2]
+SLOW_TESTS = "import time\n\ndef pytest_runtest_call(item):\n    time.sleep(2)\n"
+"""A project conftest that makes the test phase last, so the interrupt lands after generation."""
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_ctrl_c_after_generation_writes_results_and_output_stays_quiet(
+    fake: FakeOpenAIServer, tmp_path: Path, workers: str
+) -> None:
+    write_tiny_suite(tmp_path)
+    (tmp_path / "conftest.py").write_text(SLOW_TESTS, encoding="utf-8")
+    program(fake, judge=ScoringJudge(default=10))
+    env = {k: v for k, v in os.environ.items() if k not in ENV_CLEARED}
+    env.update(gate_env(fake, tmp_path / "cache"))
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(ROOT)])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-v", "-n", workers,
+         "--empath-suite", "tiny", "--empath-suites-dir", "suites-team"],
+        cwd=tmp_path, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        start_new_session=True,  # Ctrl-C reaches the whole process group, workers included
+    )
+    assert proc.stdout is not None
+    seen: list[str] = []
+    for line in proc.stdout:
+        seen.append(line)
+        if " PASSED" in line or " FAILED" in line:  # a test ran: generation is over
+            break
+    os.killpg(proc.pid, signal.SIGINT)
+    rest, err = proc.communicate(timeout=120)
+    out = "".join(seen) + rest + err
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
+    doc = read_json(tmp_path / "empath-results" / "results.json")
+    assert len(doc["records"]) == 6 and all(r["status"] == "complete" for r in doc["records"])
+    assert "never awaited" not in out
+    # the judge-family warning: once, one line, no Python warning with its source line
+    warned = [x for x in out.splitlines() if "are both of the openai family" in x]
+    assert len(warned) == 1 and warned[0].startswith("empath-gate: warning: the judge"), out
+    assert "JudgeHygieneWarning" not in out and "warnings.warn" not in out
+    assert "empath-gate tiny: PASSED\n" in out and "PASSED - passed" not in out
