@@ -17,6 +17,7 @@ import jsonschema
 from pydantic import BaseModel
 from pydantic import ValidationError as ModelError
 
+from empath_gate.bounded import InputLimitError
 from empath_gate.instrument.diagnostics import did_you_mean, model_diagnostics, schema_diagnostics
 from empath_gate.instrument.files import ITEM_MODELS, LIST_KEYS, InstrumentFile
 from empath_gate.instrument.models import Thresholds, Waiver
@@ -130,6 +131,8 @@ def _read(path: Path, problems: Problems) -> YamlDocument | None:
         return read_yaml(path)
     except YamlSyntaxError as exc:
         problems.file(path, exc.message, line=exc.line)
+    except InputLimitError as exc:
+        problems.file(path, exc.what, exc.fix, line=exc.line)
     except OSError as exc:
         problems.file(path, f"cannot be read ({exc.strerror or exc})", "check the path and permissions")
     return None
