@@ -21,16 +21,29 @@ class ConfigError(EmpathGateError):
     """A setting, option or command-line value is wrong; the message says which and how to fix it."""
 
 
+MAX_PRINTED_PROBLEMS = 50
+"""Problems printed at most (then ``… and N more problems``); JSON output carries all of them."""
+
+
+def printed_problems(problems: list[str]) -> list[str]:
+    """The first :data:`MAX_PRINTED_PROBLEMS` of ``problems``, plus one line counting the rest."""
+    if len(problems) <= MAX_PRINTED_PROBLEMS:
+        return list(problems)
+    rest = len(problems) - MAX_PRINTED_PROBLEMS
+    return [*problems[:MAX_PRINTED_PROBLEMS],
+            f"… and {rest} more problem{'s' if rest != 1 else ''} (validate --format json lists all)"]
+
+
 class SuiteError(EmpathGateError):
     """An instrument file (suite, seed, persona, metric, thresholds, waivers) is invalid.
 
     ``problems`` holds one line per problem, each naming the file, the line or JSON
-    pointer, and what to fix.
+    pointer, and what to fix; ``str()`` shows the first :data:`MAX_PRINTED_PROBLEMS` of them.
     """
 
     def __init__(self, problems: list[str] | str) -> None:
         self.problems: list[str] = [problems] if isinstance(problems, str) else list(problems)
-        super().__init__("\n".join(self.problems))
+        super().__init__("\n".join(printed_problems(self.problems)))
 
 
 class ProviderError(EmpathGateError):

@@ -6,7 +6,9 @@ Usage::
 
 Without ``--suites``, the directories of ``[tool.empath-gate] suites_dirs`` in
 ``./pyproject.toml`` are layered (when present). Exit 0 when everything is valid, 2 with every
-problem on stderr (one per line: ``file:line: /pointer: what — fix``).
+problem on stderr (one per line: ``file:line: /pointer: what — fix``; at most 50, then a
+count of the others). With ``--format json`` stderr is instead one JSON object
+``{"valid": false, "problems": [...]}`` with every problem; stdout stays empty.
 
 Identity conflicts (suites/REVIEW.md, section 9: an instruction or script naming a person of
 its own, a seed no persona fits, a fixed character that is missing, of another locale or does
@@ -34,7 +36,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from empath_gate.errors import SuiteError
+from empath_gate.errors import SuiteError, printed_problems
 from empath_gate.instrument.coverage import (
     MIN_LOCALE_SHARE,
     MIN_SEEDS_PER_METRIC,
@@ -122,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         instrument = load_instrument(layers, args.thresholds, args.waivers)
     except SuiteError as exc:
-        _report(exc.problems)
+        _report(exc.problems, args.format)
         return EXIT_INVALID
     coverage = coverage_problems(instrument, min_seeds_per_metric=args.min_seeds_per_metric,
                                  min_locale_share=MIN_LOCALE_SHARE)
@@ -130,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     review = [] if checklist is None else review_problems(instrument, checklist=checklist)
     notes: list[str] = []
     if (coverage or review) and not layers:
-        _report([f"coverage: {c}" for c in coverage] + [f"review: {r}" for r in review])
+        _report([f"coverage: {c}" for c in coverage] + [f"review: {r}" for r in review], args.format)
         return EXIT_INVALID
     notes = [f"coverage: {c}" for c in coverage] + [f"review: {r}" for r in review]
     data = summary(instrument)
@@ -161,8 +163,13 @@ def _checklist() -> str | None:
     return checklist_version(review.read_text(encoding="utf-8")) if review.is_file() else None
 
 
-def _report(problems: list[str]) -> None:
+def _report(problems: list[str], fmt: str) -> None:
+    """Every problem as one JSON object (``--format json``), else the first 50, on stderr."""
     n = len(problems)
+    if fmt == "json":
+        doc = {"valid": False, "problems": problems}
+        print(json.dumps(doc, ensure_ascii=False, indent=2), file=sys.stderr)
+        return
     print(f"empath-gate validate: {n} problem{'s' if n != 1 else ''} found", file=sys.stderr)
-    for p in problems:
+    for p in printed_problems(problems):
         print(p, file=sys.stderr)

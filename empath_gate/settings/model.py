@@ -336,14 +336,22 @@ class Settings(BaseModel):
         commands=("run", "gate"),
     )
     concurrency: int = opt(8, "transcripts generated at once", ge=1, le=4096)
-    max_yaml_bytes: int = opt(_LIMITS.max_yaml_bytes, "largest YAML file read (instrument, layers, thresholds, "
-                              "waivers), in bytes", ge=1)
+    max_yaml_bytes: int = opt(
+        _LIMITS.max_yaml_bytes, "largest YAML file read (instrument, layers, thresholds, waivers), in bytes",
+        ge=1,
+    )
     max_json_bytes: int = opt(_LIMITS.max_json_bytes, "largest JSON, JSONL or CSV file read, in bytes", ge=1)
-    max_field_chars: int = opt(_LIMITS.max_field_chars, "longest text value, CSV cell or target/provider reply, in "
-                               "characters", ge=1)
-    max_input_depth: int = opt(_LIMITS.max_input_depth, "deepest nesting of lists and mappings in an input file", ge=1)
-    max_input_rows: int = opt(_LIMITS.max_input_rows, "most entries of one list or mapping, lines of a JSONL file or "
-                              "rows of a CSV file", ge=1)
+    max_field_chars: int = opt(
+        _LIMITS.max_field_chars, "longest text value, CSV cell or target/provider reply, in characters", ge=1
+    )
+    max_input_depth: int = opt(
+        _LIMITS.max_input_depth, "deepest nesting of lists and mappings in an input file", ge=1
+    )
+    max_input_rows: int = opt(
+        _LIMITS.max_input_rows,
+        "most entries of one list or mapping, lines of a JSONL file or rows of a CSV file",
+        ge=1,
+    )
 
     @field_validator("target")
     @classmethod
