@@ -10,7 +10,8 @@ natural language) stays with the reviewers.
 * :func:`method_detail_problems`: no user turn matches the instrument's ``method_detail``
   patterns (safe-messaging guidance: no method or means detail).
 * :func:`near_duplicate_problems`: no two scripts, within or across locales, have a token
-  Jaccard similarity >= ``NEAR_DUPLICATE_JACCARD`` after normalisation.
+  Jaccard similarity >= ``NEAR_DUPLICATE_JACCARD`` after normalisation (sub-quadratic:
+  :func:`near_duplicate_pairs`).
 * :func:`scenario_problems`: every ``scenario`` key is used once (a translated scenario is the
   same scenario).
 * :func:`review_field_problems`: every seed records its review against the checklist version.
@@ -18,9 +19,11 @@ natural language) stays with the reviewers.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 
 from empath_gate.instrument.models import Instrument, Seed
 
@@ -85,19 +88,51 @@ def method_detail_problems(instrument: Instrument) -> list[str]:
     return out
 
 
+def _prefix_length(size: int, threshold: float) -> int:
+    """Tokens of a set of ``size`` that must hold a shared token of any set it is a
+    near-duplicate of (prefix filtering): ``J(a, b) >= t`` needs ``|a ∩ b| >= ceil(t |a|)``,
+    so the ``|a| - ceil(t |a|) + 1`` rarest tokens of ``a`` meet those of ``b``. Rounded up
+    against float error (a longer prefix only adds candidates, each checked exactly)."""
+    need = max(1, math.ceil(threshold * size - 1e-9))
+    return min(size, size - need + 1)
+
+
+def near_duplicate_pairs(items: Sequence[frozenset[str]], threshold: float = NEAR_DUPLICATE_JACCARD
+                         ) -> list[tuple[int, int, float]]:
+    """Every ``(i, j, jaccard)`` with ``i < j`` and ``jaccard(items[i], items[j]) >= threshold``,
+    sorted by ``(i, j)``: the pairs of the all-pairs comparison, found through an inverted
+    index of each set's rarest tokens (prefix filtering, Bayardo et al., WWW 2007), so the
+    work grows with the candidate pairs, not with the square of the number of sets. Each
+    candidate is checked with :func:`jaccard`. A ``threshold`` of 0 or less compares every pair."""
+    n = len(items)
+    if threshold <= 0:
+        return [(i, j, jaccard(items[i], items[j])) for i in range(n) for j in range(i + 1, n)]
+    freq: Counter[str] = Counter(t for s in items for t in s)
+    index: dict[str, list[int]] = {}
+    found: list[tuple[int, int, float]] = []
+    for j, b in enumerate(items):
+        if not b:
+            continue  # an empty set is a near-duplicate of nothing (jaccard 0)
+        prefix = sorted(b, key=lambda t: (freq[t], t))[:_prefix_length(len(b), threshold)]
+        candidates = {i for t in prefix for i in index.get(t, ())}
+        for i in candidates:
+            sim = jaccard(items[i], b)
+            if sim >= threshold:
+                found.append((i, j, sim))
+        for t in prefix:
+            index.setdefault(t, []).append(j)
+    return sorted(found)
+
+
 def near_duplicate_problems(seeds: Iterable[Seed], threshold: float = NEAR_DUPLICATE_JACCARD) -> list[str]:
     """Pairs of seeds whose scripts' token Jaccard is >= ``threshold`` (file order pairs)."""
-    items = [(s.id, tokens(s)) for s in seeds]
-    out = []
-    for i, (a_id, a) in enumerate(items):
-        for b_id, b in items[i + 1:]:
-            j = jaccard(a, b)
-            if j >= threshold:
-                out.append(
-                    f"seeds {a_id} and {b_id}: scripts are near-duplicates (token Jaccard {j:.2f} >= "
-                    f"{threshold}); rewrite one as its own scenario"
-                )
-    return out
+    seeds = list(seeds)
+    pairs = near_duplicate_pairs([tokens(s) for s in seeds], threshold)
+    return [
+        f"seeds {seeds[i].id} and {seeds[j].id}: scripts are near-duplicates (token Jaccard {sim:.2f} >= "
+        f"{threshold}); rewrite one as its own scenario"
+        for i, j, sim in pairs
+    ]
 
 
 def scenario_problems(seeds: Iterable[Seed]) -> list[str]:
