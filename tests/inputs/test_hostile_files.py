@@ -106,7 +106,8 @@ def test_an_alias_without_anchor_is_refused(tmp_path: Path) -> None:
 
 
 def test_oversize_file_and_overlong_value_name_the_file_and_the_limit(tmp_path: Path) -> None:
-    long_instruction = "You cannot sleep and ask what to do about it. " * 100  # 4,599 characters once YAML drops the last space
+    # 4,599 characters once YAML drops the last space
+    long_instruction = "You cannot sleep and ask what to do about it. " * 100
     padding = "# " + "x" * 150_000 + "\n"  # a file over 150,000 bytes, over no other limit
     layer = _layer(tmp_path, "seeds/long.yaml", SEED.format(instruction=long_instruction) + padding)
     proc = _validate(tmp_path, "--suites", str(layer), EMPATH_MAX_FIELD_CHARS="4000")
