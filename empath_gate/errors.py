@@ -25,13 +25,14 @@ MAX_PRINTED_PROBLEMS = 50
 """Problems printed at most (then ``… and N more problems``); JSON output carries all of them."""
 
 
-def printed_problems(problems: list[str]) -> list[str]:
-    """The first :data:`MAX_PRINTED_PROBLEMS` of ``problems``, plus one line counting the rest."""
+def printed_problems(problems: list[str], noun: str = "problem",
+                     hint: str = " (empath-gate validate --format json lists all)") -> list[str]:
+    """The first :data:`MAX_PRINTED_PROBLEMS` of ``problems``, plus one line counting the rest
+    (``… and N more problems`` and ``hint``)."""
     if len(problems) <= MAX_PRINTED_PROBLEMS:
         return list(problems)
     rest = len(problems) - MAX_PRINTED_PROBLEMS
-    return [*problems[:MAX_PRINTED_PROBLEMS],
-            f"… and {rest} more problem{'s' if rest != 1 else ''} (validate --format json lists all)"]
+    return [*problems[:MAX_PRINTED_PROBLEMS], f"… and {rest} more {noun}{'s' if rest != 1 else ''}{hint}"]
 
 
 class SuiteError(EmpathGateError):

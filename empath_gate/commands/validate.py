@@ -19,13 +19,15 @@ script length after the confirm turn, no method detail in user turns, no near-du
 scripts, unique scenarios, a review against the current checklist) are errors; with team
 layers they are printed as notes. Seeds a suite selects but cannot give a fitting persona
 (its ``worst_case_only`` or ``list`` leaves none) are always notes: the suite runs without them.
+At most 50 notes are printed, then a count of the others.
 
 ``--format json`` prints one object: ``instrument_version``, ``metrics``, ``dimensions``,
 ``seeds``, ``personas`` (counts), ``covert_seeds``, ``worst_case_personas`` (counts),
 ``seeds_by_locale``, ``personas_by_locale``, ``seeds_by_metric`` (id -> count),
 ``fixed_characters`` (seeds with a ``character``), ``unspoken_seeds`` (suite id -> ids of the
 seeds it selects but cannot give a fitting persona; only suites that have some) and ``suites``
-(suite id -> ``{"seeds", "conversations", "items", "runs", "metrics", "personas"}``).
+(suite id -> ``{"seeds", "conversations", "items", "runs", "metrics", "personas"}``) and
+``notes`` (every note, also printed on stderr).
 """
 
 from __future__ import annotations
@@ -113,7 +115,7 @@ def _text(data: dict[str, Any], notes: list[str]) -> str:
     for sid, s in data["suites"].items():
         lines.append(f"    {sid}: {s['seeds']} seeds, {s['conversations']} conversations x {s['runs']} runs, "
                      f"{s['items']} tests (metrics {s['metrics']}, personas {s['personas']})")
-    lines += [f"note: {n}" for n in notes]
+    lines += [f"note: {n}" for n in printed_problems(notes, "note", "")]
     return "\n".join(lines)
 
 
@@ -138,8 +140,8 @@ def run(args: argparse.Namespace) -> int:
     data = summary(instrument)
     notes += _unspoken_notes(data)
     if args.format == "json":
-        print(json.dumps(data, ensure_ascii=False, indent=2))
-        for n in notes:
+        print(json.dumps({**data, "notes": notes}, ensure_ascii=False, indent=2))
+        for n in printed_problems(notes, "note", " (the JSON's notes list all)"):
             print(f"note: {n}", file=sys.stderr)
     else:
         print(_text(data, notes))
