@@ -39,12 +39,22 @@ class SuiteError(EmpathGateError):
     """An instrument file (suite, seed, persona, metric, thresholds, waivers) is invalid.
 
     ``problems`` holds one line per problem, each naming the file, the line or JSON
-    pointer, and what to fix; ``str()`` shows the first :data:`MAX_PRINTED_PROBLEMS` of them.
+    pointer, and what to fix; ``str()`` joins all of them, :meth:`printed` the first
+    :data:`MAX_PRINTED_PROBLEMS` and a count of the others (what the command line and pytest show).
     """
 
     def __init__(self, problems: list[str] | str) -> None:
         self.problems: list[str] = [problems] if isinstance(problems, str) else list(problems)
-        super().__init__("\n".join(printed_problems(self.problems)))
+        super().__init__("\n".join(self.problems))
+
+    def printed(self) -> str:
+        """The problems as printed: at most :data:`MAX_PRINTED_PROBLEMS` lines and a count."""
+        return "\n".join(printed_problems(self.problems))
+
+
+def printed(exc: BaseException) -> str:
+    """How an error is shown to the user: :meth:`SuiteError.printed` for a SuiteError, else ``str``."""
+    return exc.printed() if isinstance(exc, SuiteError) else str(exc)
 
 
 class ProviderError(EmpathGateError):

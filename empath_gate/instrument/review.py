@@ -50,8 +50,9 @@ def tokens(seed: Seed) -> frozenset[str]:
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     """|a ∩ b| / |a ∪ b| (0.0 for two empty sets)."""
-    union = a | b
-    return len(a & b) / len(union) if union else 0.0
+    common = len(a & b)
+    union = len(a) + len(b) - common
+    return common / union if union else 0.0
 
 
 def script_problems(seeds: Iterable[Seed]) -> list[str]:
@@ -67,16 +68,35 @@ def script_problems(seeds: Iterable[Seed]) -> list[str]:
     return out
 
 
+_BACKREF = re.compile(r"\\[1-9]|\(\?P=")
+
+
+def _any_of(patterns: Sequence[str]) -> re.Pattern[str] | None:
+    """One regex matching where any of ``patterns`` matches (a fast first test of a turn), or
+    None when they cannot be joined safely (a back-reference, a global inline flag)."""
+    if not patterns or any(_BACKREF.search(p) for p in patterns):
+        return None
+    try:
+        return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+    except re.error:
+        return None
+
+
 def method_detail_problems(instrument: Instrument) -> list[str]:
-    """User turns matching the ``method_detail`` pattern set of their locale."""
+    """User turns matching the ``method_detail`` pattern set of their locale (the first
+    matching pattern of the set is named)."""
     try:
         ps = instrument.pattern_set("method_detail")
     except KeyError:
         return ["pattern set 'method_detail' is missing from patterns.yaml"]
     compiled = {loc: [re.compile(p, re.IGNORECASE) for p in pats] for loc, pats in ps.patterns.items()}
+    joined = {loc: _any_of(pats) for loc, pats in ps.patterns.items()}
     out = []
     for s in instrument.seeds:
+        first = joined.get(s.locale)
         for i, turn in enumerate(s.script, start=1):
+            if first is not None and first.search(turn) is None:
+                continue  # no pattern of the set matches this turn
             for rx in compiled.get(s.locale, []):
                 m = rx.search(turn)
                 if m:
@@ -115,7 +135,11 @@ def near_duplicate_pairs(items: Sequence[frozenset[str]], threshold: float = NEA
             continue  # an empty set is a near-duplicate of nothing (jaccard 0)
         prefix = sorted(b, key=lambda t: (freq[t], t))[:_prefix_length(len(b), threshold)]
         candidates = {i for t in prefix for i in index.get(t, ())}
+        smallest = threshold * len(b) - 1e-9  # J >= t needs t |b| <= |a| <= |b| / t
+        largest = len(b) / threshold + 1e-9
         for i in candidates:
+            if not smallest <= len(items[i]) <= largest:
+                continue
             sim = jaccard(items[i], b)
             if sim >= threshold:
                 found.append((i, j, sim))

@@ -123,20 +123,25 @@ class YamlDocument:
             p = p.rsplit("/", 1)[0]
 
 
-def _walk(node: Node, parts: list[str | int], lines: dict[str, int]) -> None:
-    if isinstance(node, MappingNode):
-        for key_node, value_node in node.value:
-            if key_node.tag == _MERGE_TAG:
-                continue
-            key = key_node.value if isinstance(key_node, ScalarNode) else str(key_node.start_mark)
-            child = [*parts, key]
-            lines.setdefault(pointer(child), key_node.start_mark.line + 1)
-            _walk(value_node, child, lines)
-    elif isinstance(node, SequenceNode):
-        for i, item in enumerate(node.value):
-            child = [*parts, i]
-            lines.setdefault(pointer(child), item.start_mark.line + 1)
-            _walk(item, child, lines)
+def _walk(root: Node, lines: dict[str, int]) -> None:
+    """Record the line of every key and item below ``root`` (iterative: no recursion limit;
+    anchors and aliases were refused before, so every node is visited once)."""
+    stack: list[tuple[Node, str]] = [(root, "")]
+    while stack:
+        node, ptr = stack.pop()
+        if isinstance(node, MappingNode):
+            for key_node, value_node in node.value:
+                if key_node.tag == _MERGE_TAG:
+                    continue
+                key = key_node.value if isinstance(key_node, ScalarNode) else str(key_node.start_mark)
+                child = f"{ptr}/{escape_pointer_token(key)}"
+                lines.setdefault(child, key_node.start_mark.line + 1)
+                stack.append((value_node, child))
+        elif isinstance(node, SequenceNode):
+            for i, item in enumerate(node.value):
+                child = f"{ptr}/{i}"
+                lines.setdefault(child, item.start_mark.line + 1)
+                stack.append((item, child))
 
 
 def parse_yaml(text: str, path: Path, *, fast: bool = True, limits: InputLimits | None = None
@@ -167,7 +172,7 @@ def parse_yaml(text: str, path: Path, *, fast: bool = True, limits: InputLimits 
     finally:
         loader.dispose()
     lines: dict[str, int] = {"": node.start_mark.line + 1}
-    _walk(node, [], lines)
+    _walk(node, lines)
     return YamlDocument(path, data, lines)
 
 

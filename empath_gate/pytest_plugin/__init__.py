@@ -67,13 +67,13 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{loc}: empath-gate locale {loc}")
     if not _active(config):
         return
-    from empath_gate.errors import ConfigError, SuiteError
+    from empath_gate.errors import ConfigError, SuiteError, printed
     from empath_gate.pytest_plugin.session import EmpathSession
 
     try:
         es = EmpathSession.from_pytest(config)
     except (ConfigError, SuiteError) as exc:
-        raise pytest.UsageError(f"empath-gate: {exc}") from exc
+        raise pytest.UsageError(f"empath-gate: {printed(exc)}") from exc
     config.stash[SESSION_KEY] = es
 
 

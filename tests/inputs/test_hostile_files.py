@@ -136,3 +136,18 @@ def test_at_most_50_problems_are_printed_and_json_carries_all(tmp_path: Path) ->
     assert as_json.returncode == 2 and as_json.stdout == ""
     doc = json.loads(as_json.stderr)
     assert doc["valid"] is False and len(doc["problems"]) == total
+
+
+def test_run_and_pytest_print_at_most_50_problems(tmp_path: Path) -> None:
+    seeds = "seeds:\n" + "".join(f"  - {{id: bad-{i:03d}}}\n" for i in range(120))
+    layer = _layer(tmp_path, "seeds/many.yaml", seeds)
+    dry = _run(["-m", "empath_gate.cli", "run", "--suite", "smoke", "--dry-run", "--suites-dir", str(layer)],
+               tmp_path)
+    assert dry.returncode == 2, dry.stderr
+    assert len([line for line in dry.stderr.splitlines() if "seeds/many.yaml:" in line]) == 50
+    assert " more problems (empath-gate validate --format json lists all)" in dry.stderr
+    collected = _collect(tmp_path, "--empath-suites-dir", str(layer))
+    out = collected.stdout + collected.stderr
+    assert collected.returncode == 4
+    assert len([line for line in out.splitlines() if "seeds/many.yaml:" in line]) == 50
+    assert " more problems (empath-gate validate --format json lists all)" in out
