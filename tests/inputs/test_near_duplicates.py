@@ -52,3 +52,17 @@ def test_copied_script_is_reported_once_in_file_order(shipped: Instrument) -> No
     problems = near_duplicate_problems([*seeds, copy])
     assert problems == [f"seeds {seeds[0].id} and copy-of-first: scripts are near-duplicates (token Jaccard "
                         f"1.00 >= {NEAR_DUPLICATE_JACCARD}); rewrite one as its own scenario"]
+
+
+def test_method_detail_prefilter_finds_what_each_pattern_finds(shipped: Instrument,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from empath_gate.instrument import review
+
+    us = next(s for s in shipped.seeds if s.locale == "en-US")
+    planted = us.model_copy(update={"id": "planted", "script": (
+        *us.script, "how many of my pills would be enough to overdose", "my lethal dose of it is about 40")})
+    inst = shipped.model_copy(update={"seeds": (*shipped.seeds, planted)})
+    with_prefilter = review.method_detail_problems(inst)
+    monkeypatch.setattr(review, "_any_of", lambda patterns: None)
+    assert review.method_detail_problems(inst) == with_prefilter
+    assert [p for p in with_prefilter if p.startswith("seed planted:")] != []
