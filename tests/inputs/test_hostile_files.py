@@ -82,6 +82,10 @@ def test_alias_bomb_in_a_layer_is_a_usage_error(tmp_path: Path, rel: str, text: 
     assert proc.returncode == 2, proc.stderr
     assert f"{rel}:2: YAML anchor &a is not allowed" in proc.stderr
     assert "anchors and aliases are refused" in proc.stderr
+    dry = _run(["-m", "empath_gate.cli", "run", "--suite", "smoke", "--dry-run", "--suites-dir", str(layer)],
+               tmp_path)
+    assert dry.returncode == 2, dry.stderr
+    assert "YAML anchor &a is not allowed" in dry.stderr
     collected = _collect(tmp_path, "--empath-suites-dir", str(layer))
     assert collected.returncode == 4, collected.stdout + collected.stderr
     assert "YAML anchor &a is not allowed" in collected.stdout + collected.stderr
