@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Sequence
 
 from empath_gate import __version__
-from empath_gate.errors import BudgetExceeded, ConfigError, ProviderError, SuiteError
+from empath_gate.errors import BudgetExceeded, ConfigError, ProviderError, SuiteError, printed
 from empath_gate.gate.exit import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_PASS, EXIT_USAGE
 
 EXIT_BROKEN_PIPE = 141
@@ -124,7 +124,7 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         return int(module.run(ns))  # type: ignore[attr-defined]
     except (ConfigError, SuiteError) as exc:
-        print(f"empath-gate {name}: {exc}", file=sys.stderr)
+        print(f"empath-gate {name}: {printed(exc)}", file=sys.stderr)
         return EXIT_USAGE
     except (ProviderError, BudgetExceeded) as exc:
         print(f"empath-gate {name}: infrastructure error: {exc}", file=sys.stderr)

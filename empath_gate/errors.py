@@ -22,16 +22,40 @@ class ConfigError(EmpathGateError):
     """A setting, option or command-line value is wrong; the message says which and how to fix it."""
 
 
+MAX_PRINTED_PROBLEMS = 50
+"""Problems printed at most (then ``… and N more problems``); JSON output carries all of them."""
+
+
+def printed_problems(problems: list[str], noun: str = "problem",
+                     hint: str = " (empath-gate validate --format json lists all)") -> list[str]:
+    """The first :data:`MAX_PRINTED_PROBLEMS` of ``problems``, plus one line counting the rest
+    (``… and N more problems`` and ``hint``)."""
+    if len(problems) <= MAX_PRINTED_PROBLEMS:
+        return list(problems)
+    rest = len(problems) - MAX_PRINTED_PROBLEMS
+    return [*problems[:MAX_PRINTED_PROBLEMS], f"… and {rest} more {noun}{'s' if rest != 1 else ''}{hint}"]
+
+
 class SuiteError(EmpathGateError):
     """An instrument file (suite, seed, persona, metric, thresholds, waivers) is invalid.
 
     ``problems`` holds one line per problem, each naming the file, the line or JSON
-    pointer, and what to fix.
+    pointer, and what to fix; ``str()`` joins all of them, :meth:`printed` the first
+    :data:`MAX_PRINTED_PROBLEMS` and a count of the others (what the command line and pytest show).
     """
 
     def __init__(self, problems: list[str] | str) -> None:
         self.problems: list[str] = [problems] if isinstance(problems, str) else list(problems)
         super().__init__("\n".join(self.problems))
+
+    def printed(self) -> str:
+        """The problems as printed: at most :data:`MAX_PRINTED_PROBLEMS` lines and a count."""
+        return "\n".join(printed_problems(self.problems))
+
+
+def printed(exc: BaseException) -> str:
+    """How an error is shown to the user: :meth:`SuiteError.printed` for a SuiteError, else ``str``."""
+    return exc.printed() if isinstance(exc, SuiteError) else str(exc)
 
 
 class ProviderError(EmpathGateError):

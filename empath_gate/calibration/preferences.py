@@ -9,11 +9,11 @@ per rater and entry: rows of one entry must agree. Every error is a
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from empath_gate.analysis.base import AnalysisModel
+from empath_gate.bounded import csv_header, iter_csv
 from empath_gate.calibration.readers import read_text
 from empath_gate.errors import ConfigError
 
@@ -33,8 +33,7 @@ class Preferences(AnalysisModel):
 def _preference_rows(path: Path) -> Iterator[tuple[str, str, str, str]]:
     """``(location, rater, entry_id, preference)`` of one preferences CSV."""
     text = read_text(path)
-    reader = csv.DictReader(text.splitlines())
-    fields = set(reader.fieldnames or ())
+    fields = set(csv_header(text))
     if "judge_preferred_system" in fields:
         pref_col, rater_col = "judge_preferred_system", None
     elif "preferred_system" in fields:
@@ -46,7 +45,7 @@ def _preference_rows(path: Path) -> Iterator[tuple[str, str, str, str]]:
         return
     if "entry_id" not in fields:
         raise ConfigError(f"{path}: missing the 'entry_id' column")
-    for i, row in enumerate(reader, start=2):
+    for i, row in iter_csv(text, str(path)):
         rater = "judge" if rater_col is None else (row.get(rater_col) or "").strip()
         if not rater:
             raise ConfigError(f"{path}:{i}: empty rater")

@@ -31,7 +31,6 @@ row) and what to fix. Shapes read:
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -39,6 +38,8 @@ from typing import Any
 
 from empath_gate.analysis.base import AnalysisModel
 from empath_gate.analysis.stats import parse_transcript_id
+from empath_gate.bounded import JsonLineError, iter_csv, iter_jsonl, loads_json
+from empath_gate.bounded import read_text as read_bounded_text
 from empath_gate.calibration.agreement import PairedScore
 from empath_gate.calibration.calibrate import RubricRow
 from empath_gate.errors import ConfigError
@@ -104,9 +105,9 @@ class PairsFile(AnalysisModel):
 
 def read_text(path: Path) -> str:
     """The UTF-8 text of ``path`` (a byte-order mark dropped); ConfigError naming the file when it
-    is missing or not UTF-8 text."""
+    is missing, not UTF-8 text or over ``max_json_bytes`` (:mod:`empath_gate.bounded`)."""
     try:
-        return path.read_text(encoding="utf-8-sig")
+        return read_bounded_text(path)
     except FileNotFoundError as exc:
         raise ConfigError(f"{path}: file not found") from exc
     except (OSError, UnicodeDecodeError) as exc:
@@ -115,7 +116,7 @@ def read_text(path: Path) -> str:
 
 def _json(path: Path) -> Any:
     try:
-        return json.loads(read_text(path))
+        return loads_json(read_text(path), str(path))
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
 
@@ -127,13 +128,12 @@ def _records(path: Path) -> Iterator[tuple[str, Mapping[str, Any]]]:
     suffix = path.suffix.lower()
     first = text.lstrip()[:1]
     if suffix == ".csv" or (suffix not in (".json", ".jsonl") and first not in ("{", "[")):
-        reader = csv.DictReader(text.splitlines())
-        for i, row in enumerate(reader, start=2):
+        for i, row in iter_csv(text, str(path)):
             yield f"{path}:{i}", row
         return
     if suffix == ".json" or first == "[":
         try:
-            data = json.loads(text)
+            data = loads_json(text, str(path))
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
         if not isinstance(data, list):
@@ -143,13 +143,11 @@ def _records(path: Path) -> Iterator[tuple[str, Mapping[str, Any]]]:
                 raise ConfigError(f"{path}: row {i} is not an object")
             yield f"{path}: row {i}", row
         return
-    for i, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path}:{i}: not valid JSON ({exc.msg})") from exc
+    try:
+        rows = list(iter_jsonl(text, str(path)))
+    except JsonLineError as exc:
+        raise ConfigError(str(exc)) from exc
+    for i, row in rows:
         if not isinstance(row, dict):
             raise ConfigError(f"{path}:{i}: expected a JSON object")
         yield f"{path}:{i}", row
@@ -296,7 +294,7 @@ def results_or_none(path: str | Path) -> ResultsScores | None:
     if not text.lstrip().startswith("{"):
         return None
     try:
-        doc = json.loads(text)
+        doc = loads_json(text, str(p))
     except json.JSONDecodeError as exc:
         if p.suffix.lower() == ".json":
             raise ConfigError(f"{p}:{exc.lineno}: not valid JSON ({exc.msg})") from exc

@@ -41,6 +41,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from empath_gate.bounded import read_json
 from empath_gate.calibration.agreement import AgreementReport
 from empath_gate.calibration.calibrate import CalibrationReport
 from empath_gate.errors import ConfigError
@@ -79,7 +80,7 @@ def _judge_of(path: Path) -> tuple[str | None, str | None]:
     """``(judge model, rubric)`` from a results file's ``metadata.judge``, read defensively
     (either may be None); ConfigError when the file is not JSON."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        doc = read_json(Path(path))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the results file ({exc})") from exc
     judge = doc.get("metadata", {}).get("judge") if isinstance(doc, dict) else None
@@ -192,7 +193,7 @@ def read_status(path: Path) -> CalibrationStatus:
     not JSON, or not a status of this version."""
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = read_json(p)
     except FileNotFoundError as exc:
         raise ConfigError(f"{p}: calibration status file not found (judge_calibration)") from exc
     except (OSError, UnicodeDecodeError) as exc:

@@ -6,7 +6,9 @@ Usage::
 
 Without ``--suites``, the directories of ``[tool.empath-gate] suites_dirs`` in
 ``./pyproject.toml`` are layered (when present). Exit 0 when everything is valid, 2 with every
-problem on stderr (one per line: ``file:line: /pointer: what — fix``).
+problem on stderr (one per line: ``file:line: /pointer: what — fix``; at most 50, then a
+count of the others). With ``--format json`` stderr is instead one JSON object
+``{"valid": false, "problems": [...]}`` with every problem; stdout stays empty.
 
 Identity conflicts (suites/REVIEW.md, section 9: an instruction or script naming a person of
 its own, a seed no persona fits, a fixed character that is missing, of another locale or does
@@ -17,13 +19,15 @@ script length after the confirm turn, no method detail in user turns, no near-du
 scripts, unique scenarios, a review against the current checklist) are errors; with team
 layers they are printed as notes. Seeds a suite selects but cannot give a fitting persona
 (its ``worst_case_only`` or ``list`` leaves none) are always notes: the suite runs without them.
+At most 50 notes are printed, then a count of the others.
 
 ``--format json`` prints one object: ``instrument_version``, ``metrics``, ``dimensions``,
 ``seeds``, ``personas`` (counts), ``covert_seeds``, ``worst_case_personas`` (counts),
 ``seeds_by_locale``, ``personas_by_locale``, ``seeds_by_metric`` (id -> count),
 ``fixed_characters`` (seeds with a ``character``), ``unspoken_seeds`` (suite id -> ids of the
 seeds it selects but cannot give a fitting persona; only suites that have some) and ``suites``
-(suite id -> ``{"seeds", "conversations", "items", "runs", "metrics", "personas"}``).
+(suite id -> ``{"seeds", "conversations", "items", "runs", "metrics", "personas"}``) and
+``notes`` (every note, also printed on stderr).
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from empath_gate.errors import SuiteError
+from empath_gate.errors import SuiteError, printed_problems
 from empath_gate.instrument.coverage import (
     MIN_LOCALE_SHARE,
     MIN_SEEDS_PER_METRIC,
@@ -111,7 +115,7 @@ def _text(data: dict[str, Any], notes: list[str]) -> str:
     for sid, s in data["suites"].items():
         lines.append(f"    {sid}: {s['seeds']} seeds, {s['conversations']} conversations x {s['runs']} runs, "
                      f"{s['items']} tests (metrics {s['metrics']}, personas {s['personas']})")
-    lines += [f"note: {n}" for n in notes]
+    lines += [f"note: {n}" for n in printed_problems(notes, "note", "")]
     return "\n".join(lines)
 
 
@@ -122,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         instrument = load_instrument(layers, args.thresholds, args.waivers)
     except SuiteError as exc:
-        _report(exc.problems)
+        _report(exc.problems, args.format)
         return EXIT_INVALID
     coverage = coverage_problems(instrument, min_seeds_per_metric=args.min_seeds_per_metric,
                                  min_locale_share=MIN_LOCALE_SHARE)
@@ -130,14 +134,14 @@ def run(args: argparse.Namespace) -> int:
     review = [] if checklist is None else review_problems(instrument, checklist=checklist)
     notes: list[str] = []
     if (coverage or review) and not layers:
-        _report([f"coverage: {c}" for c in coverage] + [f"review: {r}" for r in review])
+        _report([f"coverage: {c}" for c in coverage] + [f"review: {r}" for r in review], args.format)
         return EXIT_INVALID
     notes = [f"coverage: {c}" for c in coverage] + [f"review: {r}" for r in review]
     data = summary(instrument)
     notes += _unspoken_notes(data)
     if args.format == "json":
-        print(json.dumps(data, ensure_ascii=False, indent=2))
-        for n in notes:
+        print(json.dumps({**data, "notes": notes}, ensure_ascii=False, indent=2))
+        for n in printed_problems(notes, "note", " (the JSON's notes list all)"):
             print(f"note: {n}", file=sys.stderr)
     else:
         print(_text(data, notes))
@@ -161,8 +165,13 @@ def _checklist() -> str | None:
     return checklist_version(review.read_text(encoding="utf-8")) if review.is_file() else None
 
 
-def _report(problems: list[str]) -> None:
+def _report(problems: list[str], fmt: str) -> None:
+    """Every problem as one JSON object (``--format json``), else the first 50, on stderr."""
     n = len(problems)
+    if fmt == "json":
+        doc = {"valid": False, "problems": problems}
+        print(json.dumps(doc, ensure_ascii=False, indent=2), file=sys.stderr)
+        return
     print(f"empath-gate validate: {n} problem{'s' if n != 1 else ''} found", file=sys.stderr)
-    for p in problems:
+    for p in printed_problems(problems):
         print(p, file=sys.stderr)

@@ -30,6 +30,9 @@ is set, because their code can change behind an unchanged prompt; an HTTP target
 its URL without credentials and the names and value digests of its non-secret headers
 (:mod:`empath_gate.llm.keying`). A reply a content filter blocked is cached like any other: it
 is evidence of the target's behaviour. A reply that raised is never cached.
+
+**Reply size**: a reply longer than ``max_field_chars`` (:mod:`empath_gate.bounded`) ends
+the transcript as an error (a :class:`ProviderError`), never a truncated reply.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, SecretStr
 
+from empath_gate.bounded import InputLimitError, check_body
 from empath_gate.conversation.transcript import Event, Usage
 from empath_gate.errors import ConfigError, ProviderError
 from empath_gate.llm.cache import Cache
@@ -201,9 +205,17 @@ class Target(ABC):
         the engine turns either into an ``error`` transcript."""
 
 
+def _bounded_reply(content: str, source: str) -> str:
+    """``content`` when within ``max_field_chars``; ProviderError (not retryable) otherwise."""
+    try:
+        return check_body(content, source)
+    except InputLimitError as exc:
+        raise ProviderError(str(exc), kind="bad_request", retryable=False) from None
+
+
 def _from_completion(c: Completion) -> TargetReply:
     events = list(c.events)
-    content = c.content or ""
+    content = _bounded_reply(c.content or "", f"target reply of {c.model or 'the target'}")
     if c.filtered:
         events.append(
             Event(kind="filtered", role="target", detail={"finish_reason": c.finish_reason, "model": c.model})
@@ -362,6 +374,7 @@ class CallableTarget(_VersionedTarget):
             status = "hit"
         else:
             content, events = coerce_reply(await self._call(msgs, conversation_id), self.spec)
+            content = _bounded_reply(content, f"target reply of {self.spec}")
             if cache is not None and key is not None:
                 try:
                     stored_events = [e.model_dump(mode="json") for e in events]

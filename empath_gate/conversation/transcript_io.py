@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from empath_gate.bounded import JsonLineError, read_jsonl
 from empath_gate.conversation.transcript import Transcript, Turn
 
 
@@ -54,24 +55,25 @@ def write_transcript(transcript: Transcript, directory: Path) -> Path:
 
 def read_transcript(path: Path) -> Transcript:
     """Read a JSONL transcript written by :func:`write_transcript`. Raises ValueError naming the
-    file and line when a line is not JSON, the header is missing, or a record is invalid."""
+    file and line when a line is not JSON, the header is missing, or a record is invalid;
+    :class:`~empath_gate.bounded.InputLimitError` when the file breaks an input limit."""
     header: Mapping[str, Any] | None = None
     turns: list[Turn] = []
-    with Path(path).open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-                kind = rec.pop("type", None)
-                if n == 1 and kind == "header":
-                    header = rec
-                elif kind == "turn" and header is not None:
-                    turns.append(Turn.model_validate(rec))
-                else:
-                    raise ValueError(f"unexpected record type {kind!r}")
-            except ValueError as exc:  # JSONDecodeError and pydantic's ValidationError are ValueErrors
-                raise ValueError(f"{path}:{n}: {exc}") from None
+    try:
+        records = list(read_jsonl(Path(path)))
+    except JsonLineError as exc:
+        raise ValueError(f"{path}:{exc.line}: {exc.msg}") from None
+    for n, rec in records:
+        try:
+            kind = rec.pop("type", None) if isinstance(rec, dict) else None
+            if n == 1 and kind == "header":
+                header = rec
+            elif kind == "turn" and header is not None:
+                turns.append(Turn.model_validate(rec))
+            else:
+                raise ValueError(f"unexpected record type {kind!r}")
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            raise ValueError(f"{path}:{n}: {exc}") from None
     if header is None:
         raise ValueError(f"{path}: no header line")
     try:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from empath_gate.bounded import read_json
 from empath_gate.errors import ConfigError
 from empath_gate.settings.options import OptionSpec, action_inputs
 
@@ -117,8 +118,8 @@ def read_event(path: str | os.PathLike[str] | None) -> dict[str, Any]:
     if not path:
         return {}
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_json(Path(path))
+    except (OSError, ValueError, ConfigError):  # ConfigError: over an input limit
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -17,10 +17,12 @@ import jsonschema
 from pydantic import BaseModel
 from pydantic import ValidationError as ModelError
 
+from empath_gate.bounded import InputLimitError
 from empath_gate.instrument.diagnostics import did_you_mean, model_diagnostics, schema_diagnostics
 from empath_gate.instrument.files import ITEM_MODELS, LIST_KEYS, InstrumentFile
 from empath_gate.instrument.models import Thresholds, Waiver
 from empath_gate.instrument.problems import Origin, Problems
+from empath_gate.instrument.schema_fast import surely_valid
 from empath_gate.instrument.schema_gen import load_schema
 from empath_gate.instrument.yaml_io import YamlDocument, YamlSyntaxError, pointer, read_yaml
 
@@ -130,6 +132,8 @@ def _read(path: Path, problems: Problems) -> YamlDocument | None:
         return read_yaml(path)
     except YamlSyntaxError as exc:
         problems.file(path, exc.message, line=exc.line)
+    except InputLimitError as exc:
+        problems.file(path, exc.what, exc.fix, line=exc.line)
     except OSError as exc:
         problems.file(path, f"cannot be read ({exc.strerror or exc})", "check the path and permissions")
     return None
@@ -147,7 +151,10 @@ def _schema_errors(doc: YamlDocument, kind: str, problems: Problems) -> set[int]
         problems.at(Origin(doc, ""), f"expected a mapping at the top, got {type(doc.data).__name__}",
                     f"start the file with '{key}:'" if key else "write key: value lines")
         return None
-    validator = jsonschema.Draft202012Validator(load_schema(kind))
+    schema = load_schema(kind)
+    if surely_valid(doc.data, schema):
+        return set()  # the fast walk is sure: jsonschema would find nothing
+    validator = jsonschema.Draft202012Validator(schema)
     bad: set[int] = set()
     whole_file_bad = False
     errors = sorted(validator.iter_errors(doc.data), key=lambda e: [str(p) for p in e.absolute_path])

@@ -10,7 +10,8 @@ natural language) stays with the reviewers.
 * :func:`method_detail_problems`: no user turn matches the instrument's ``method_detail``
   patterns (safe-messaging guidance: no method or means detail).
 * :func:`near_duplicate_problems`: no two scripts, within or across locales, have a token
-  Jaccard similarity >= ``NEAR_DUPLICATE_JACCARD`` after normalisation.
+  Jaccard similarity >= ``NEAR_DUPLICATE_JACCARD`` after normalisation (sub-quadratic:
+  :func:`near_duplicate_pairs`).
 * :func:`scenario_problems`: every ``scenario`` key is used once (a translated scenario is the
   same scenario).
 * :func:`review_field_problems`: every seed records its review against the checklist version.
@@ -18,9 +19,11 @@ natural language) stays with the reviewers.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 
 from empath_gate.instrument.models import Instrument, Seed
 
@@ -47,8 +50,9 @@ def tokens(seed: Seed) -> frozenset[str]:
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     """|a ∩ b| / |a ∪ b| (0.0 for two empty sets)."""
-    union = a | b
-    return len(a & b) / len(union) if union else 0.0
+    common = len(a & b)
+    union = len(a) + len(b) - common
+    return common / union if union else 0.0
 
 
 def script_problems(seeds: Iterable[Seed]) -> list[str]:
@@ -64,16 +68,35 @@ def script_problems(seeds: Iterable[Seed]) -> list[str]:
     return out
 
 
+_BACKREF = re.compile(r"\\[1-9]|\(\?P=")
+
+
+def _any_of(patterns: Sequence[str]) -> re.Pattern[str] | None:
+    """One regex matching where any of ``patterns`` matches (a fast first test of a turn), or
+    None when they cannot be joined safely (a back-reference, a global inline flag)."""
+    if not patterns or any(_BACKREF.search(p) for p in patterns):
+        return None
+    try:
+        return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+    except re.error:
+        return None
+
+
 def method_detail_problems(instrument: Instrument) -> list[str]:
-    """User turns matching the ``method_detail`` pattern set of their locale."""
+    """User turns matching the ``method_detail`` pattern set of their locale (the first
+    matching pattern of the set is named)."""
     try:
         ps = instrument.pattern_set("method_detail")
     except KeyError:
         return ["pattern set 'method_detail' is missing from patterns.yaml"]
     compiled = {loc: [re.compile(p, re.IGNORECASE) for p in pats] for loc, pats in ps.patterns.items()}
+    joined = {loc: _any_of(pats) for loc, pats in ps.patterns.items()}
     out = []
     for s in instrument.seeds:
+        first = joined.get(s.locale)
         for i, turn in enumerate(s.script, start=1):
+            if first is not None and first.search(turn) is None:
+                continue  # no pattern of the set matches this turn
             for rx in compiled.get(s.locale, []):
                 m = rx.search(turn)
                 if m:
@@ -85,19 +108,55 @@ def method_detail_problems(instrument: Instrument) -> list[str]:
     return out
 
 
+def _prefix_length(size: int, threshold: float) -> int:
+    """Tokens of a set of ``size`` that must hold a shared token of any set it is a
+    near-duplicate of (prefix filtering): ``J(a, b) >= t`` needs ``|a ∩ b| >= ceil(t |a|)``,
+    so the ``|a| - ceil(t |a|) + 1`` rarest tokens of ``a`` meet those of ``b``. Rounded up
+    against float error (a longer prefix only adds candidates, each checked exactly)."""
+    need = max(1, math.ceil(threshold * size - 1e-9))
+    return min(size, size - need + 1)
+
+
+def near_duplicate_pairs(items: Sequence[frozenset[str]], threshold: float = NEAR_DUPLICATE_JACCARD
+                         ) -> list[tuple[int, int, float]]:
+    """Every ``(i, j, jaccard)`` with ``i < j`` and ``jaccard(items[i], items[j]) >= threshold``,
+    sorted by ``(i, j)``: the pairs of the all-pairs comparison, found through an inverted
+    index of each set's rarest tokens (prefix filtering, Bayardo et al., WWW 2007), so the
+    work grows with the candidate pairs, not with the square of the number of sets. Each
+    candidate is checked with :func:`jaccard`. A ``threshold`` of 0 or less compares every pair."""
+    n = len(items)
+    if threshold <= 0:
+        return [(i, j, jaccard(items[i], items[j])) for i in range(n) for j in range(i + 1, n)]
+    freq: Counter[str] = Counter(t for s in items for t in s)
+    index: dict[str, list[int]] = {}
+    found: list[tuple[int, int, float]] = []
+    for j, b in enumerate(items):
+        if not b:
+            continue  # an empty set is a near-duplicate of nothing (jaccard 0)
+        prefix = sorted(b, key=lambda t: (freq[t], t))[:_prefix_length(len(b), threshold)]
+        candidates = {i for t in prefix for i in index.get(t, ())}
+        smallest = threshold * len(b) - 1e-9  # J >= t needs t |b| <= |a| <= |b| / t
+        largest = len(b) / threshold + 1e-9
+        for i in candidates:
+            if not smallest <= len(items[i]) <= largest:
+                continue
+            sim = jaccard(items[i], b)
+            if sim >= threshold:
+                found.append((i, j, sim))
+        for t in prefix:
+            index.setdefault(t, []).append(j)
+    return sorted(found)
+
+
 def near_duplicate_problems(seeds: Iterable[Seed], threshold: float = NEAR_DUPLICATE_JACCARD) -> list[str]:
     """Pairs of seeds whose scripts' token Jaccard is >= ``threshold`` (file order pairs)."""
-    items = [(s.id, tokens(s)) for s in seeds]
-    out = []
-    for i, (a_id, a) in enumerate(items):
-        for b_id, b in items[i + 1:]:
-            j = jaccard(a, b)
-            if j >= threshold:
-                out.append(
-                    f"seeds {a_id} and {b_id}: scripts are near-duplicates (token Jaccard {j:.2f} >= "
-                    f"{threshold}); rewrite one as its own scenario"
-                )
-    return out
+    seeds = list(seeds)
+    pairs = near_duplicate_pairs([tokens(s) for s in seeds], threshold)
+    return [
+        f"seeds {seeds[i].id} and {seeds[j].id}: scripts are near-duplicates (token Jaccard {sim:.2f} >= "
+        f"{threshold}); rewrite one as its own scenario"
+        for i, j, sim in pairs
+    ]
 
 
 def scenario_problems(seeds: Iterable[Seed]) -> list[str]:

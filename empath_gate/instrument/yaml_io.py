@@ -8,7 +8,10 @@ PyYAML's ``safe_load`` silently keeps the last of two equal keys and turns ``no`
   Spanish ``no`` stays a string;
 * keeps timestamps as strings (the models parse ISO dates), so the data is plain JSON and can
   be checked against a JSON Schema;
-* returns a map from JSON pointer (RFC 6901) to 1-based line, so every error can name a line.
+* returns a map from JSON pointer (RFC 6901) to 1-based line, so every error can name a line;
+* reads within the limits of :mod:`empath_gate.bounded` (file size, value length, nesting,
+  entries) and refuses anchors and aliases before any node is composed, so no walk or check
+  ever follows an alias.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from typing import Any
 import yaml
 from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from empath_gate.bounded import InputLimits, current_limits, read_bytes, scan_yaml
 
 _BOOL_TAG = "tag:yaml.org,2002:bool"
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
@@ -118,26 +123,35 @@ class YamlDocument:
             p = p.rsplit("/", 1)[0]
 
 
-def _walk(node: Node, parts: list[str | int], lines: dict[str, int]) -> None:
-    if isinstance(node, MappingNode):
-        for key_node, value_node in node.value:
-            if key_node.tag == _MERGE_TAG:
-                continue
-            key = key_node.value if isinstance(key_node, ScalarNode) else str(key_node.start_mark)
-            child = [*parts, key]
-            lines.setdefault(pointer(child), key_node.start_mark.line + 1)
-            _walk(value_node, child, lines)
-    elif isinstance(node, SequenceNode):
-        for i, item in enumerate(node.value):
-            child = [*parts, i]
-            lines.setdefault(pointer(child), item.start_mark.line + 1)
-            _walk(item, child, lines)
+def _walk(root: Node, lines: dict[str, int]) -> None:
+    """Record the line of every key and item below ``root`` (iterative: no recursion limit;
+    anchors and aliases were refused before, so every node is visited once)."""
+    stack: list[tuple[Node, str]] = [(root, "")]
+    while stack:
+        node, ptr = stack.pop()
+        if isinstance(node, MappingNode):
+            for key_node, value_node in node.value:
+                if key_node.tag == _MERGE_TAG:
+                    continue
+                key = key_node.value if isinstance(key_node, ScalarNode) else str(key_node.start_mark)
+                child = f"{ptr}/{escape_pointer_token(key)}"
+                lines.setdefault(child, key_node.start_mark.line + 1)
+                stack.append((value_node, child))
+        elif isinstance(node, SequenceNode):
+            for i, item in enumerate(node.value):
+                child = f"{ptr}/{i}"
+                lines.setdefault(child, item.start_mark.line + 1)
+                stack.append((item, child))
 
 
-def parse_yaml(text: str, path: Path, *, fast: bool = True) -> YamlDocument:
+def parse_yaml(text: str, path: Path, *, fast: bool = True, limits: InputLimits | None = None
+               ) -> YamlDocument:
     """Parse ``text`` (the content of ``path``) strictly; raises :class:`YamlSyntaxError` with the
-    line of a syntax error or duplicate key. An empty document gives ``data = None``.
-    ``fast=False`` forces the pure-Python parser (same results, used to test both)."""
+    line of a syntax error or duplicate key, :class:`~empath_gate.bounded.InputLimitError` for an
+    anchor, an alias or a broken limit (``limits``, default the current ones). An empty document
+    gives ``data = None``. ``fast=False`` forces the pure-Python parser (same results, used to
+    test both)."""
+    scan_yaml(text, str(path), limits, fast=fast)
     loader = FastStrictLoader(text) if fast else StrictLoader(text)
     try:
         node = loader.get_single_node()
@@ -158,17 +172,19 @@ def parse_yaml(text: str, path: Path, *, fast: bool = True) -> YamlDocument:
     finally:
         loader.dispose()
     lines: dict[str, int] = {"": node.start_mark.line + 1}
-    _walk(node, [], lines)
+    _walk(node, lines)
     return YamlDocument(path, data, lines)
 
 
-def read_yaml(path: Path) -> YamlDocument:
+def read_yaml(path: Path, limits: InputLimits | None = None) -> YamlDocument:
     """Read and parse ``path`` (UTF-8); raises :class:`YamlSyntaxError` (line 1 for a file that
-    is not UTF-8) or OSError when it cannot be read."""
-    raw = path.read_bytes()
+    is not UTF-8), :class:`~empath_gate.bounded.InputLimitError` (over ``max_yaml_bytes`` or
+    another limit, an anchor or alias) or OSError when it cannot be read."""
+    lim = limits or current_limits()
+    raw = read_bytes(path, lim.max_yaml_bytes, "max_yaml_bytes")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise YamlSyntaxError(path, line, "not UTF-8 text — save the file as UTF-8") from exc
-    return parse_yaml(text, path)
+    return parse_yaml(text, path, limits=lim)

@@ -33,7 +33,6 @@ message naming the JSON path and the offending value.
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
@@ -47,6 +46,7 @@ from pydantic import (
     create_model,
 )
 
+from empath_gate.bounded import InputLimitError, check_body, loads_json
 from empath_gate.errors import JudgeError
 from empath_gate.judging.verdict import CriterionState
 
@@ -260,7 +260,9 @@ def parse_judge_reply(reply: str, schema: ReplySchema) -> ParsedReply:
     """
     body = extract_json_text(reply)
     try:
-        data = json.loads(body, object_pairs_hook=_no_duplicates)
+        data = loads_json(check_body(body, "judge reply"), "judge reply", object_pairs_hook=_no_duplicates)
+    except InputLimitError as exc:
+        raise JudgeError(str(exc), reason="parse_error") from None
     except ValueError as exc:
         head = body[:80].replace("\n", " ")
         raise JudgeError(

@@ -43,6 +43,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from empath_gate.bounded import InputLimitError, read_json
 from empath_gate.settings import is_secret_name
 
 CacheMode = Literal["use", "off", "refresh"]
@@ -167,9 +168,8 @@ class Cache:
         if self.mode != "use":
             return None
         try:
-            with self.path(key).open("r", encoding="utf-8") as fh:
-                value = json.load(fh)
-        except (OSError, ValueError):
+            value = read_json(self.path(key))
+        except (OSError, ValueError, InputLimitError):
             value = None
         with self._lock:
             if isinstance(value, dict):

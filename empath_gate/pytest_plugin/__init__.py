@@ -67,7 +67,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{loc}: empath-gate locale {loc}")
     if not _active(config):
         return
-    from empath_gate.errors import ConfigError, SuiteError
+    from empath_gate.errors import ConfigError, SuiteError, printed
     from empath_gate.judging.hygiene import check_judge_hygiene
     from empath_gate.llm.local import check_installed
     from empath_gate.pytest_plugin.session import EmpathSession
@@ -78,7 +78,7 @@ def pytest_configure(config: pytest.Config) -> None:
             check_installed(es.setup.settings)
         check_judge_hygiene(es.setup.settings)  # strict_families: a usage error now
     except (ConfigError, SuiteError) as exc:
-        raise pytest.UsageError(f"empath-gate: {exc}") from exc
+        raise pytest.UsageError(f"empath-gate: {printed(exc)}") from exc
     config.stash[SESSION_KEY] = es
 
 

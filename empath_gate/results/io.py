@@ -51,10 +51,11 @@ def write_results(results: Results, path: Path) -> Path:
 def read_results(path: Path) -> Results:
     """Read a results file. Raises ConfigError naming the file when it is missing, not JSON,
     of another schema version, or invalid."""
+    from empath_gate.bounded import read_json
     from empath_gate.errors import ConfigError
 
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
     except FileNotFoundError as exc:
         raise ConfigError(f"{path}: results file not found") from exc
     except json.JSONDecodeError as exc:

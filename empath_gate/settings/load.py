@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from empath_gate.bounded import InputLimits, configure_limits
 from empath_gate.errors import ConfigError
 from empath_gate.settings.model import ROLES, RoleSettings, Settings, is_secret_name
 from empath_gate.settings.options import GLOBAL_ROLE_DEFAULTS, KEY_ALIASES, SETTING_KINDS, Kind, env_names
@@ -147,6 +148,8 @@ def load_settings(
     ``target``); ``None`` override values are ignored. Raises :class:`ConfigError` naming the
     file key, environment variable or option at fault and how to fix it (unknown key with a
     suggestion, wrong type, out-of-range value, a credential in the file).
+    The input limits (``max_yaml_bytes``...) of the result become the ones every reader uses
+    (:func:`empath_gate.bounded.configure_limits`).
     """
     values: dict[str, object] = {}
     sources: dict[str, str] = {}
@@ -177,7 +180,9 @@ def load_settings(
         if v is not None:
             put(str(k), v, f"option {k!r}", None)
 
-    return _build(values, sources)
+    settings = _build(values, sources)
+    configure_limits(InputLimits(**{k: getattr(settings, k) for k in InputLimits.model_fields}))
+    return settings
 
 
 def _build(values: dict[str, object], sources: dict[str, str]) -> Settings:

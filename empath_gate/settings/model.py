@@ -24,6 +24,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from empath_gate.bounded import InputLimits
+
+_LIMITS = InputLimits()
+"""The input limits' defaults (their reasons: :class:`~empath_gate.bounded.InputLimits`)."""
+
 OPTION_KEY = "empath_option"
 LAYER_COMMANDS: tuple[str, ...] = ("run", "gate", "merge", "diff", "report", "comment", "rejudge")
 """Commands that load the instrument and so take the team layer options."""
@@ -331,6 +336,22 @@ class Settings(BaseModel):
         commands=("run", "gate"),
     )
     concurrency: int = opt(8, "transcripts generated at once", ge=1, le=4096)
+    max_yaml_bytes: int = opt(
+        _LIMITS.max_yaml_bytes, "largest YAML file read (instrument, layers, thresholds, waivers), in bytes",
+        ge=1,
+    )
+    max_json_bytes: int = opt(_LIMITS.max_json_bytes, "largest JSON, JSONL or CSV file read, in bytes", ge=1)
+    max_field_chars: int = opt(
+        _LIMITS.max_field_chars, "longest text value, CSV cell or target/provider reply, in characters", ge=1
+    )
+    max_input_depth: int = opt(
+        _LIMITS.max_input_depth, "deepest nesting of lists and mappings in an input file", ge=1
+    )
+    max_input_rows: int = opt(
+        _LIMITS.max_input_rows,
+        "most entries of one list or mapping, lines of a JSONL file or rows of a CSV file",
+        ge=1,
+    )
 
     @field_validator("target")
     @classmethod
