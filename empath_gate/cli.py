@@ -54,7 +54,15 @@ def _command_parser(name: str, help_text: str) -> tuple[argparse.ArgumentParser,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script; returns the process exit code."""
+    """Entry point of the console script; returns the process exit code. Everything printed
+    is redacted of secrets and inert in a CI log (:mod:`empath_gate.report.console`)."""
+    from empath_gate.report.console import guarded_output
+
+    with guarded_output():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     known = dict(COMMANDS)
     if not args_list or args_list[0] in ("-h", "--help") or args_list[0] not in known:
