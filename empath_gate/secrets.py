@@ -66,50 +66,78 @@ _HEADERS_JSON = "EMPATH_TARGET_HEADERS"
 _SCHEME = re.compile(r"^\s*(?:bearer|basic|token)\s+(\S+)\s*$", re.IGNORECASE)
 
 _QUERY_NAMES = "|".join(re.escape(p) for p in CREDENTIAL_QUERY_PARAMS)
-_SHAPES = (
-    r"(?i:\bbearer\s+)[A-Za-z0-9._\-~+/=*]{6,}",
-    r"\b(?:Basic|basic|BASIC|Token|token|TOKEN)\s+(?![A-Za-z][a-z]*\b)[A-Za-z0-9._\-~+/*]{8,}=*",
-    r"\bsk-[A-Za-z0-9_\-*]{6,}",
-    r"\bAIza[0-9A-Za-z_\-]{20,}",
-    r"(?P<k4>(?i:\b[a-z][a-z0-9+.\-]*://))[^/\s:@<>\"']+(?::[^/\s@<>\"']*)?(?P<t4>@)",
-    r"(?P<k5>(?<=[?&;])(?i:" + _QUERY_NAMES + r")=)[^&\s#\"'<>]+",
-    r"(?P<k6>(?i:\b(?:api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|password|passwd))"
-    r"[\"']?\s*[:=]\s*[\"']?)[^\s\"',}&<>]{4,}",
+_FIELD_NAMES = (
+    "api_key", "api-key", "apikey", "access_token", "access-token", "auth_token", "auth-token",
+    "client_secret", "client-secret", "password", "passwd",
 )
-"""Credential shapes (module docstring). Group ``k<i>`` is a prefix kept in the output (the
-scheme, the parameter or field name), ``t<i>`` a kept suffix; the rest becomes the placeholder."""
+_CAMEL = ("apiKey", "accessToken", "authToken", "clientSecret")
+
+
+def _variants(*words: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(v for w in words for v in (w, w.upper(), w.capitalize())))
+
+
+_WORD_SHAPES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
+    (_variants("bearer"), re.compile(r"(?i:bearer)\s+[A-Za-z0-9._\-~+/=*]{6,}")),
+    (_variants("basic", "token"), re.compile(
+        r"(?i:basic|token)\s+(?![A-Za-z][a-z]*\b)[A-Za-z0-9._\-~+/*]{8,}=*"
+    )),
+    (_variants(*_FIELD_NAMES) + _CAMEL, re.compile(
+        r"(?P<k>(?i:" + "|".join(re.escape(f) for f in _FIELD_NAMES) + "|" + "|".join(_CAMEL)
+        + r")[\"']?\s*[:=]\s*[\"']?)[^\s\"',}&<>]{4,}"
+    )),
+)
+"""Credential shapes that start with a word (module docstring): the spellings searched for
+(fast substring search, then the expression is tried where one starts a word) and the
+expression. Group ``k`` is a prefix kept in the output (the field name)."""
+
+_SHAPES: tuple[re.Pattern[str], ...] = (
+    re.compile(r"sk-(?<![A-Za-z0-9]sk-)[A-Za-z0-9_\-*]{6,}"),
+    re.compile(r"AIza(?<![A-Za-z0-9]AIza)[0-9A-Za-z_\-]{20,}"),
+    re.compile(r"(?P<k>://)[^/\s:@<>\"']+(?::[^/\s@<>\"']*)?(?P<t>@)"),
+    re.compile(r"(?P<k>[?&;](?i:" + _QUERY_NAMES + r")=)[^&\s#\"'<>]+"),
+)
+"""Credential shapes that start with a literal (``sk-``, ``AIza``, ``://``, a query separator),
+which the regular-expression engine finds fast. Groups ``k``/``t``: kept prefix/suffix."""
+
+
+def _word_sub(text: str, spellings: tuple[str, ...], pattern: re.Pattern[str], repl: Any) -> str:
+    starts: set[int] = set()
+    for word in spellings:
+        i = text.find(word)
+        while i >= 0:
+            starts.add(i)
+            i = text.find(word, i + 1)
+    if not starts:
+        return text
+    out: list[str] = []
+    last = 0
+    for i in sorted(starts):
+        if i < last or (i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_")):
+            continue
+        m = pattern.match(text, i)
+        if m:
+            out += [text[last:i], repl(m)]
+            last = m.end()
+    return "".join(out) + text[last:] if out else text
 
 
 class SecretRegistry:
-    """The secret values known to this process and the compiled pattern that finds them.
+    """The secret values known to this process, longest first (``values``).
 
-    Thread-safe; :meth:`add` only grows the set. ``values`` is the current frozenset."""
+    Thread-safe; :meth:`add` only grows the set."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self.values: frozenset[str] = frozenset()
-        self._pattern = self._compile(self.values)
-
-    @staticmethod
-    def _compile(values: frozenset[str]) -> re.Pattern[str]:
-        literal = [re.escape(v) for v in sorted(values, key=len, reverse=True)]
-        parts = [f"(?P<value>{'|'.join(literal)})"] if literal else []
-        parts += [f"(?P<s{i}>{p})" for i, p in enumerate(_SHAPES)]
-        return re.compile("|".join(parts))
+        self.values: tuple[str, ...] = ()
 
     def add(self, values: Iterable[str]) -> None:
         """Register ``values`` (those of at least :data:`MIN_SECRET_CHARS` characters)."""
         new = {v for v in values if isinstance(v, str) and len(v.strip()) >= MIN_SECRET_CHARS}
         with self._lock:
-            if new <= self.values:
+            if new <= set(self.values):
                 return
-            self.values = self.values | new
-            self._pattern = self._compile(self.values)
-
-    @property
-    def pattern(self) -> re.Pattern[str]:
-        """One regular expression matching every registered value and every shape."""
-        return self._pattern
+            self.values = tuple(sorted(new | set(self.values), key=lambda v: (-len(v), v)))
 
 
 _registry: SecretRegistry | None = None
@@ -184,30 +212,34 @@ def register_environment(env: Mapping[str, str]) -> None:
     registry().add(environment_secrets(env))
 
 
-def _replace(m: re.Match[str], placeholder: str) -> str:
-    if m.lastgroup == "value":
-        return placeholder
-    groups = m.groupdict()
-    idx = (m.lastgroup or "s")[1:]
-    return (groups.get(f"k{idx}") or "") + placeholder + (groups.get(f"t{idx}") or "")
-
-
 def redact(text: str, extra: Iterable[str] = (), *, placeholder: str = PLACEHOLDER) -> str:
     """``text`` with every secret (module docstring) replaced by ``placeholder``.
 
     ``extra``: further values to take out of this text only (8 characters or more). Pure
-    apart from reading the process's registry; linear in the length of ``text``."""
+    apart from reading the process's registry; linear in the length of ``text`` (substring
+    searches for the registered values and the shapes' first words, then one expression per
+    literal-led shape)."""
     if not text:
         return text
-    for v in extra:
-        if v and len(v) >= MIN_SECRET_CHARS:
+    values = sorted((v for v in extra if v and len(v) >= MIN_SECRET_CHARS), key=len, reverse=True)
+    for v in (*values, *registry().values):
+        if v in text:
             text = text.replace(v, placeholder)
-    return registry().pattern.sub(lambda m: _replace(m, placeholder), text)
+
+    def keep(m: re.Match[str]) -> str:
+        g = m.groupdict()
+        return (g.get("k") or "") + placeholder + (g.get("t") or "")
+
+    for spellings, word_pattern in _WORD_SHAPES:
+        text = _word_sub(text, spellings, word_pattern, keep)
+    for pattern in _SHAPES:
+        text = pattern.sub(keep, text)
+    return text
 
 
 def contains_secret(text: str) -> bool:
     """True when :func:`redact` would change ``text``."""
-    return bool(text) and registry().pattern.search(text) is not None
+    return bool(text) and redact(text) != text
 
 
 def scrub(value: Any) -> Any:
