@@ -63,14 +63,18 @@ def _command_parser(name: str, help_text: str) -> tuple[argparse.ArgumentParser,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script; returns the process exit code. A closed stdout
-    (``empath-gate agreement … | head -1``) ends the command quietly with 141."""
+    """Entry point of the console script; returns the process exit code. Everything printed
+    is redacted of secrets and inert in a CI log (:mod:`empath_gate.report.console`). A closed
+    stdout (``empath-gate agreement … | head -1``) ends the command quietly with 141."""
+    from empath_gate.report.console import guarded_output
+
     # Ctrl-C cancels the run's tasks inside asyncio.run: coroutines created but never started
     # (litellm's) are collected with a RuntimeWarning before the interrupt reaches this frame.
     warnings.filterwarnings("ignore", message=r"coroutine .* was never awaited", category=RuntimeWarning)
     try:
-        code = _main(argv)
-        sys.stdout.flush()  # a broken pipe shows here when the output fits the buffer
+        with guarded_output():
+            code = _main(argv)
+            sys.stdout.flush()  # a broken pipe shows here when the output fits the buffer
         return code
     except BrokenPipeError:
         _silence_stdout()

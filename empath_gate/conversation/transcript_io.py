@@ -15,6 +15,7 @@ from typing import Any
 
 from empath_gate.bounded import JsonLineError, read_jsonl
 from empath_gate.conversation.transcript import Transcript, Turn
+from empath_gate.secrets import scrub
 
 
 def transcript_path(directory: Path, transcript: Transcript) -> Path:
@@ -31,13 +32,14 @@ _FILE_MODE = 0o666 & ~_UMASK
 
 def write_transcript(transcript: Transcript, directory: Path) -> Path:
     """Write ``transcript`` as JSONL (a header line, then one line per turn; UTF-8, not
-    ASCII-escaped) atomically at :func:`transcript_path`; returns the path."""
+    ASCII-escaped, secrets taken out by :func:`empath_gate.secrets.scrub`) atomically at
+    :func:`transcript_path`; returns the path."""
     path = transcript_path(directory, transcript)
     path.parent.mkdir(parents=True, exist_ok=True)
     header = {"type": "header", **transcript.model_dump(mode="json", exclude={"turns"})}
-    lines = [json.dumps(header, ensure_ascii=False)]
+    lines = [json.dumps(scrub(header), ensure_ascii=False)]
     lines += [
-        json.dumps({"type": "turn", **t.model_dump(mode="json")}, ensure_ascii=False)
+        json.dumps(scrub({"type": "turn", **t.model_dump(mode="json")}), ensure_ascii=False)
         for t in transcript.turns
     ]
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)

@@ -13,6 +13,9 @@
 
 Outside GitHub Actions (the variables unset) the summary and outputs are skipped and
 :func:`publish` says so in its return value; annotations are plain stdout lines then.
+Annotations are printed inside :func:`~empath_gate.report.console.command_output` (the
+command line's output is otherwise a stop-commands block under Actions) and, like the
+summary (rendered by :func:`~empath_gate.report.markdown.render_markdown`), carry no secret.
 """
 
 from __future__ import annotations
@@ -24,10 +27,12 @@ from pathlib import Path
 
 import github_action_utils as gha
 
+from empath_gate.report.console import command_output
 from empath_gate.report.escape import one_line, strip_controls
 from empath_gate.report.markdown import SUMMARY_MAX_BYTES, render_markdown
 from empath_gate.report.view import metric_rows, overall_verdict
 from empath_gate.results import Results
+from empath_gate.secrets import redact
 
 
 def regressed_metrics(results: Results) -> tuple[str, ...]:
@@ -68,11 +73,12 @@ def annotation_messages(results: Results) -> list[tuple[str, str]]:
 def annotate(results: Results) -> int:
     """Print the annotations (module docstring); returns how many errors were printed."""
     msgs = annotation_messages(results)
-    for title, msg in msgs:
-        gha.error(msg, title=title)
     v = overall_verdict(results)
-    if v.status == "not_evaluated":
-        gha.warning(f"empath-gate {v.headline}", title="empath-gate: not evaluated")
+    with command_output():
+        for title, msg in msgs:
+            gha.error(redact(msg), title=title)
+        if v.status == "not_evaluated":
+            gha.warning(redact(f"empath-gate {v.headline}"), title="empath-gate: not evaluated")
     return len(msgs)
 
 
@@ -98,7 +104,8 @@ def set_outputs(results: Results, results_path: Path) -> bool:
 
 def warning(message: str) -> None:
     """A ``::warning`` annotation (e.g. a skipped comment)."""
-    gha.warning(one_line(strip_controls(message)))
+    with command_output():
+        gha.warning(redact(one_line(strip_controls(message))))
 
 
 def publish_not_evaluated(suite: str, reason: str, *, error: bool = False) -> None:
@@ -115,7 +122,8 @@ def publish_not_evaluated(suite: str, reason: str, *, error: bool = False) -> No
         gha.set_output("regressions", "")
         gha.set_output("results-path", "")
     annotation = gha.error if error else gha.warning
-    annotation(one_line(strip_controls(reason)), title=f"empath-gate {suite}: not evaluated")
+    with command_output():
+        annotation(redact(one_line(strip_controls(reason))), title=f"empath-gate {suite}: not evaluated")
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,9 @@ Modes: ``use`` reads and writes; ``refresh`` never reads, always writes (overwri
 ``off`` neither reads nor writes.
 
 Credentials are never stored: a key part or a value holding a credential-named field
-(``api_key``, ``authorization``, ``headers``…) raises ``ValueError`` instead.
+(``api_key``, ``authorization``, ``headers``…) raises ``ValueError`` instead, and every string
+of a stored value has its secrets taken out (:func:`empath_gate.secrets.scrub`: a judge reply
+that quotes a provider key is stored with ``<redacted>`` in its place).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from empath_gate.bounded import InputLimitError, read_json
+from empath_gate.secrets import scrub
 from empath_gate.settings import is_secret_name
 
 CacheMode = Literal["use", "off", "refresh"]
@@ -188,11 +191,12 @@ class Cache:
     def put(self, key: str, value: Mapping[str, Any]) -> Path | None:
         """Store ``value`` (a JSON object) under ``key`` atomically; no-op in mode ``off``.
         Returns the file written (None when off). Raises ValueError for credential-named
-        fields, TypeError for non-JSON values."""
+        fields, TypeError for non-JSON values. Secrets in the strings of ``value`` are
+        stored redacted (module docstring)."""
         if self.mode == "off":
             return None
         _check_no_secrets(value, "cache value")
-        data = canonical_json(dict(value)).encode("utf-8")
+        data = canonical_json(scrub(dict(value))).encode("utf-8")
         target = self.path(key)
         if target.parent not in self._made_dirs:  # one mkdir per shard directory, not per write
             target.parent.mkdir(parents=True, exist_ok=True)

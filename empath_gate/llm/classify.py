@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
 from empath_gate.errors import ProviderError
 
@@ -232,30 +232,11 @@ def classify(exc: BaseException) -> ProviderError:
 
 # --------------------------------------------------------------------------- secrets
 
-_SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"\bsk-[A-Za-z0-9_\-*]{6,}"),  # OpenAI/Anthropic-style keys, masked or not
-    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._\-~+/=*]{6,}"),
-    re.compile(r"(?i)(api[_-]?key[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]{4,}"),
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{20,}"),  # Google API keys
-)
-_SECRET_ENV = re.compile(r"(API_KEY|_TOKEN|_SECRET|_PASSWORD)$|^EMPATH_TARGET_HEADER", re.I)
-
-
-def secret_values(env: Mapping[str, str] | None = None, extra: Iterable[str] = ()) -> list[str]:
-    """Values of credential-looking environment variables (``*_API_KEY``, ``*_TOKEN``,
-    ``*_SECRET``, ``*_PASSWORD``, ``EMPATH_TARGET_HEADER*``) of at least 8 characters, plus
-    ``extra``; longest first."""
-    env = os.environ if env is None else env
-    vals = {v for k, v in env.items() if _SECRET_ENV.search(k) and len(v) >= 8}
-    vals.update(v for v in extra if v and len(v) >= 8)
-    return sorted(vals, key=len, reverse=True)
-
 
 def redact_secrets(text: str, extra: Iterable[str] = ()) -> str:
-    """``text`` with credential values (see :func:`secret_values`) and key-shaped strings
-    replaced by ``<redacted>``."""
-    for v in secret_values(extra=extra):
-        text = text.replace(v, "<redacted>")
-    for p in _SECRET_PATTERNS:
-        text = p.sub(lambda m: m.group(1) + "<redacted>", text) if p.groups else p.sub("<redacted>", text)
-    return text
+    """``text`` with every secret taken out (:func:`empath_gate.secrets.redact`), ``extra``
+    values too."""
+    from empath_gate.secrets import redact, register_environment
+
+    register_environment(os.environ)
+    return redact(text, extra)

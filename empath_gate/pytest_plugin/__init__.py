@@ -78,8 +78,12 @@ def pytest_configure(config: pytest.Config) -> None:
             check_installed(es.setup.settings)
         check_judge_hygiene(es.setup.settings)  # strict_families: a usage error now
     except (ConfigError, SuiteError) as exc:
-        raise pytest.UsageError(f"empath-gate: {printed(exc)}") from exc
+        from empath_gate.report.console import console_text
+
+        raise pytest.UsageError(console_text(f"empath-gate: {printed(exc)}")) from exc
     config.stash[SESSION_KEY] = es
+    if getattr(config, "workerinput", None) is None:
+        config.pluginmanager.register(_StopCommands(), "empath-gate-stop-commands")
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -167,12 +171,14 @@ def _reporter(config: pytest.Config) -> Any:
     import sys
     import threading
 
+    from empath_gate.report.console import console_text
+
     tr = config.pluginmanager.get_plugin("terminalreporter")
     last = [0.0]
     lock = threading.Lock()
 
     def report(line: str) -> None:
-        text = line if line.startswith("empath-gate") else f"empath-gate: {line}"
+        text = console_text(line if line.startswith("empath-gate") else f"empath-gate: {line}")
         with lock:
             now = time.monotonic()
             if tr is None or not line.strip() or now - last[0] < 2.0:
@@ -202,16 +208,37 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     es.finish()
 
 
+class _StopCommands:
+    """Under GitHub Actions, pytest's error and failure sections, the empath-gate summary and
+    the short test summary (all of which quote model and target text) print as one
+    stop-commands block (:func:`empath_gate.report.console.stop_commands_lines`)."""
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> Any:
+        from empath_gate.report.console import stop_commands_lines
+
+        pair = stop_commands_lines()
+        if pair is not None:
+            terminalreporter.write_line(pair[0])
+        try:
+            return (yield)
+        finally:
+            if pair is not None:
+                terminalreporter.write_line(pair[1])
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    from empath_gate.report.console import console_text
+
     es = session_of(config)
     if es is None or getattr(config, "workerinput", None) is not None:
         return
     controller = config.stash.get(_CONTROLLER_KEY, None)
     if controller is not None:
         for line in controller.summary_lines():
-            terminalreporter.write_line(line)
+            terminalreporter.write_line(console_text(line))
     for line in es.summary_lines():
-        terminalreporter.write_line(line)
+        terminalreporter.write_line(console_text(line))
 
 
 def pytest_report_header(config: pytest.Config) -> list[str] | None:
@@ -219,12 +246,13 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     if es is None:
         return None
     from empath_gate.judging.hygiene import check_judge_hygiene
+    from empath_gate.report.console import console_text
     from empath_gate.run import header_lines
 
     # the judge-hygiene warning, once and on one line (not a Python warning per process)
-    return header_lines(es.setup) + [
-        f"empath-gate: warning: {p}" for p in check_judge_hygiene(es.setup.settings)
-    ]
+    hygiene = check_judge_hygiene(es.setup.settings)
+    lines = header_lines(es.setup) + [f"empath-gate: warning: {p}" for p in hygiene]
+    return [console_text(line) for line in lines]
 
 
 __all__ = ["EmpathGateFailure", "EmpathInfrastructureError", "EmpathItem"]

@@ -27,9 +27,13 @@ class EmpathInfrastructureError(RuntimeError):
 
 
 def _conclude(outcome: str, message: str) -> None:
-    """Turn a decision into pytest's outcome (pass, skip, xfail, error or failure)."""
+    """Turn a decision into pytest's outcome (pass, skip, xfail, error or failure); the message
+    (it may quote a target's error or a judge) carries no secret and no CI log command."""
     if outcome == "passed":
         return
+    from empath_gate.report.console import console_text
+
+    message = console_text(message)
     if outcome == "skipped":
         pytest.skip(message)
     if outcome == "xfail":
@@ -70,8 +74,10 @@ class EmpathItem(_EmpathTest):
     def setup(self) -> None:
         problem = self._session().infrastructure_problem(self.info)
         if problem:
+            from empath_gate.report.console import console_text
+
             # the test errors (a setup failure) with the reason alone, not pytest's own traceback
-            pytest.fail(problem, pytrace=False)
+            pytest.fail(console_text(problem), pytrace=False)
 
     def runtest(self) -> None:
         _conclude(*self._session().outcome(self.info))

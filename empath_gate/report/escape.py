@@ -1,4 +1,5 @@
-"""Escaping of untrusted text for GitHub-flavoured markdown and for HTML (pure functions).
+"""Escaping of untrusted text for GitHub-flavoured markdown, HTML and the terminal or CI log
+(pure functions).
 
 Everything a chatbot, an auditor model or a judge wrote is untrusted: a reply can carry
 markdown (headings, emphasis, tables, links, images), raw HTML (``<img onerror=...>``,
@@ -27,12 +28,27 @@ Method (GitHub's renderer, cmark-gfm plus GitHub's post-filters):
 * newlines and tabs become spaces (a table row is one line); other C0/C1 control characters
   and the bidirectional overrides U+202A-U+202E, U+2066-U+2069 (CVE-2021-42574, "Trojan
   Source") are removed.
+
+:func:`log_text` makes text inert in a terminal and in a GitHub Actions log: the runner reads
+a line as a workflow command (``::error::``, ``::add-mask::``, ``::stop-commands::``…) when it
+starts with ``::`` after leading whitespace, and the legacy ``##[command]`` form anywhere on a
+line (actions/runner, ``ActionCommand.TryParseV2`` and ``TryParse``); a terminal obeys escape
+sequences (CSI ``ESC [``, OSC ``ESC ]`` hyperlinks and titles) and carriage returns that
+overwrite a line. So every line start of ``::`` gets a backslash before it (``\\::error``),
+``##[`` becomes ``#\\#[``, CR and the Unicode line separators become newlines, and the other C0/C1
+control characters (ESC among them) and bidirectional overrides are removed; tabs and newlines
+stay. :func:`log_block` adds, under GitHub Actions, the ``::stop-commands::<token>`` /
+``::<token>::`` pair around a block of model or target text (GitHub docs, "Workflow commands:
+Stopping and starting workflow commands"), with a fresh random token each time.
 """
 
 from __future__ import annotations
 
 import html
+import os
 import re
+import secrets as _random
+from collections.abc import Mapping
 
 ZWSP = "&#8203;"
 """Zero-width space as a character reference: breaks mention/reference/autolink matching."""
@@ -149,3 +165,35 @@ def html_comment_safe(text: str) -> str:
     """``text`` made safe inside an HTML comment: no ``--`` (which could close it early) and
     no ``>``; used for the hidden marker. Slugs pass through unchanged."""
     return strip_controls(text).replace("--", "-").replace(">", "").replace("<", "")
+
+
+_LOG_BREAKS = re.compile("\r\n?|[\u2028\u2029]")
+_LOG_COMMAND_START = re.compile(r"^([^\S\n]*)::", re.MULTILINE)
+
+
+def log_text(text: str) -> str:
+    """Untrusted ``text`` made inert for a terminal or a CI log (module docstring): no line
+    starts with ``::`` (after whitespace), no ``##[``, no control, escape or bidirectional
+    character; newlines and tabs are kept, CR and U+2028/U+2029 become newlines."""
+    s = strip_controls(_LOG_BREAKS.sub("\n", text))
+    s = _LOG_COMMAND_START.sub(lambda m: m.group(1) + "\\::", s)
+    return s.replace("##[", "#\\#[")
+
+
+def github_actions(env: Mapping[str, str] | None = None) -> bool:
+    """True under GitHub Actions (``GITHUB_ACTIONS=true``, set by the runner)."""
+    return (os.environ if env is None else env).get("GITHUB_ACTIONS") == "true"
+
+
+def log_block(text: str, *, env: Mapping[str, str] | None = None, token: str | None = None) -> str:
+    """``text`` made inert (:func:`log_text`) and, under GitHub Actions, wrapped in
+    ``::stop-commands::<token>`` and ``::<token>::`` lines so the runner ignores any workflow
+    command inside. ``token``: default a fresh random 32-hex-digit token (it must not be
+    guessable from the text, or the text could resume commands itself). The result ends with
+    a newline when ``text`` did or when it is wrapped."""
+    safe = log_text(text)
+    if not github_actions(env) or not safe.strip():
+        return safe
+    tok = token or _random.token_hex(16)
+    body = safe if safe.endswith("\n") else safe + "\n"
+    return f"::stop-commands::{tok}\n{body}::{tok}::\n"

@@ -3,7 +3,8 @@
 One verdict line, one line per dimension, one line per failing or criteria-only metric, and
 the plain statement that criteria-only (offline) metrics need a judge model for scores.
 Text from results files is stripped of control and bidirectional characters so it cannot
-move the cursor or recolour the terminal.
+move the cursor or recolour the terminal, and the summary has its secrets taken out
+(:mod:`empath_gate.secrets`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from empath_gate.report.view import (
 )
 from empath_gate.report.view.checks import check_lines
 from empath_gate.results import Results
+from empath_gate.secrets import redact
 
 _WORD = {
     "passed": "PASSED",
@@ -93,4 +95,4 @@ def render_terminal(results: Results, *, baseline: Results | None = None, max_re
     lines.append(
         f"  {calibration_text(results.metadata.judge.calibration)}; cost {cost_text(results.metadata.cost)}"
     )
-    return "\n".join(lines) + "\n"
+    return redact("\n".join(lines)) + "\n"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from empath_gate.results.model import READABLE_SCHEMA_VERSIONS, RESULTS_SCHEMA_VERSION, Results
+from empath_gate.secrets import scrub
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
@@ -23,7 +24,9 @@ def now_iso() -> str:
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    """Write ``data`` as UTF-8 JSON (``ensure_ascii=False``) to ``path`` atomically."""
+    """Write ``data`` as UTF-8 JSON (``ensure_ascii=False``) to ``path`` atomically, every
+    string with its secrets taken out (:func:`empath_gate.secrets.scrub`)."""
+    data = scrub(data)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -13,6 +13,11 @@ and ``max_retries``, ``request_timeout_s``, ``retry_base_delay_s`` and ``retry_m
 give every role's field a default. HTTP-target headers are not settings: they are read at call
 time from ``EMPATH_TARGET_HEADERS`` / ``EMPATH_TARGET_HEADER_<NAME>`` (they often hold
 credentials).
+
+Secrets: loading registers the secrets of the environment (header values, credential-looking
+variables, :mod:`empath_gate.secrets`) so every output takes them out, and refuses a target URL
+or ``<role>_api_base`` that carries user-info (``http://user:password@host``): a credential in
+a URL is shown wherever the URL is, so it is a configuration error at start.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from pydantic import ValidationError
 
 from empath_gate.bounded import InputLimits, configure_limits
 from empath_gate.errors import ConfigError
+from empath_gate.secrets import redact_url, register, register_environment, url_userinfo
 from empath_gate.settings.model import ROLES, RoleSettings, Settings, is_secret_name
 from empath_gate.settings.options import GLOBAL_ROLE_DEFAULTS, KEY_ALIASES, SETTING_KINDS, Kind, env_names
 
@@ -180,9 +186,29 @@ def load_settings(
         if v is not None:
             put(str(k), v, f"option {k!r}", None)
 
+    register_environment(env)
+    _refuse_userinfo(values, sources)
     settings = _build(values, sources)
     configure_limits(InputLimits(**{k: getattr(settings, k) for k in InputLimits.model_fields}))
+    register(
+        rs.api_key.get_secret_value() for rs in (settings.target_role, settings.auditor, settings.judge)
+        if rs.api_key is not None
+    )
     return settings
+
+
+def _refuse_userinfo(values: Mapping[str, object], sources: Mapping[str, str]) -> None:
+    """ConfigError when the target or a role's ``api_base`` URL carries user-info (the message
+    shows the URL without it)."""
+    for key in ("target", *(f"{r}_api_base" for r in ROLES)):
+        url = values.get(key)
+        if isinstance(url, str) and url_userinfo(url):
+            raise ConfigError(
+                f"{sources.get(key, key)}: the URL {redact_url(url)} carries user-info (user:password@); "
+                "a credential in a URL ends up wherever the URL is shown: remove it and send it as "
+                "a header instead (EMPATH_TARGET_HEADER_AUTHORIZATION for an HTTP target, the "
+                "provider's key variable for a model)"
+            )
 
 
 def _build(values: dict[str, object], sources: dict[str, str]) -> Settings:

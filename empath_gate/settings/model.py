@@ -20,11 +20,11 @@ import json
 import re
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from empath_gate.bounded import InputLimits
+from empath_gate.secrets import redact_url as redact_url
 
 _LIMITS = InputLimits()
 """The input limits' defaults (their reasons: :class:`~empath_gate.bounded.InputLimits`)."""
@@ -101,20 +101,6 @@ def is_secret_name(name: str) -> bool:
     """True for parameter names that may carry credentials (``api_key``, ``*_token``,
     ``authorization``, ``headers``…); such names are refused in settings and redacted in dumps."""
     return bool(_SECRET_NAME.search(name))
-
-
-def redact_url(url: str) -> str:
-    """``url`` without user-info, query and fragment (where tokens tend to hide)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparsable url>"
-    if not parts.scheme or not parts.netloc:
-        return url
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 class RoleSettings(BaseModel):

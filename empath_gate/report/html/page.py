@@ -16,6 +16,7 @@ from empath_gate.report.labels import resolve_labels
 from empath_gate.report.view import metric_rows, overall_verdict, suite_key, worst_conversations
 from empath_gate.report.view.checks import CHECK_ICON, check_lines
 from empath_gate.results import Results
+from empath_gate.secrets import HTML_PLACEHOLDER, redact, scrub_model
 
 
 def render_html(
@@ -33,7 +34,10 @@ def render_html(
     (:func:`load_transcripts`). ``min_runs``: metric id -> ``min_run`` threshold to draw (the
     ``min_mean`` line comes from the cells). ``metric_labels``: metric or dimension id ->
     display label (default: the shipped instrument's, as every report uses:
-    :mod:`empath_gate.report.labels`; ``{}`` shows ids only)."""
+    :mod:`empath_gate.report.labels`; ``{}`` shows ids only). Secrets
+    (:mod:`empath_gate.secrets`) are taken out of the data and of the rendered body."""
+    results = scrub_model(results)
+    baseline = scrub_model(baseline) if baseline is not None else None
     metric_labels = resolve_labels(metric_labels)
     if transcripts is None and base_dir is not None:
         transcripts = load_transcripts(results, base_dir)
@@ -65,8 +69,8 @@ def render_html(
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{h(title)}</title><style>{css}</style></head><body>\n"
-        + "\n".join(b for b in body if b)
+        f"<title>{h(redact(title))}</title><style>{css}</style></head><body>\n"
+        + redact("\n".join(b for b in body if b), placeholder=HTML_PLACEHOLDER)
         + f"\n<script>{js}</script>\n</body></html>\n"
     )
 

@@ -21,6 +21,7 @@ from empath_gate.report.markdown.tables import _dimension_table, _metrics_table,
 from empath_gate.report.view import metric_rows, overall_verdict, suite_key
 from empath_gate.report.view.checks import CHECK_ICON, check_lines
 from empath_gate.results import Results
+from empath_gate.secrets import redact, scrub_model
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,7 @@ def _minimal(results: Results, max_chars: int, max_bytes: int | None) -> str:
 def render_not_evaluated(suite: str, reason: str) -> str:
     """The diff of a run that did not happen (e.g. a pull request from a fork, which has no
     secrets): marker, a neutral ⚠️ "not evaluated" verdict and the escaped ``reason``."""
+    reason = redact(reason)
     return (
         f"{marker(suite)}\n### {ICONS['not_evaluated']} empath-gate {md_code(suite)}: not evaluated\n\n"
         f"{md_text(reason, max_chars=2000)}\n\nNothing was gated: this is neither a pass nor a failure.\n"
@@ -169,10 +171,15 @@ def render_markdown(
     ``http(s)`` link to the transcripts artifact. ``metric_labels``: metric or dimension id
     -> display label (default: the shipped instrument's, as every report uses:
     :mod:`empath_gate.report.labels`; ``{}`` shows ids only). Raises ValueError when
-    ``max_chars`` < 200.
+    ``max_chars`` < 200. Secrets (:mod:`empath_gate.secrets`) never reach the output.
     """
     if max_chars < 200:
         raise ValueError("max_chars must be at least 200")
+    # secrets are taken out of the data before it is laid out, so the size checks see the
+    # text that is shown (empath_gate.secrets)
+    results = scrub_model(results)
+    baseline = scrub_model(baseline) if baseline is not None else None
+    transcripts_url = redact(transcripts_url) if transcripts_url else transcripts_url
     metric_labels = resolve_labels(metric_labels)
     patterns: Sequence[str] = ()
     if excerpts:
