@@ -224,7 +224,7 @@ def render_estimate(est: PlanEstimate) -> str:
             f"~{r.prompt_tokens:,} prompt + ~{r.completion_tokens:,} completion tokens, {cost}"
         )
     note = f" + unpriced roles: {', '.join(unpriced)}" if unpriced else ""
-    lines.append(f"  estimated cost: ~${total:.2f}{note} (rough: assumed tokens per turn, see "
+    lines.append(f"  estimated cost: ~${total:.2f}{note} (a cold cache; reply lengths assumed, see "
                  "empath_gate.plan.estimate; cache hits cost nothing)")
     lines.append("  no model was called")
     return "\n".join(lines) + "\n"
