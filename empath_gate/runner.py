@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from empath_gate.judging.verdict import MetricVerdict
-from empath_gate.results.model import RunRecord
+from empath_gate.results.model import RoleCalls, RunRecord
 
 if TYPE_CHECKING:
     from empath_gate.conversation.engine import RunSpec
     from empath_gate.conversation.transcript import Transcript
     from empath_gate.instrument.models import Instrument
+    from empath_gate.llm.accounting import RoleTally
     from empath_gate.plan import Plan
     from empath_gate.settings import Settings
 
@@ -62,14 +63,28 @@ def content_hash(transcript: Transcript) -> str:
     return h.hexdigest()
 
 
-def record_for(transcript: Transcript, verdicts: Sequence[MetricVerdict], path: Path | None) -> RunRecord:
-    """Summarise a transcript and its verdicts as a results record."""
-    # a call: a turn some model or the team's code answered (not a cache hit, not a script line)
-    calls = sum(1 for t in transcript.turns if t.model is not None and t.cache != "hit")
-    unpriced = sum(
-        1 for t in transcript.turns if t.model is not None and t.cost_usd is None and t.cache != "hit"
-    )
+def record_for(
+    transcript: Transcript,
+    verdicts: Sequence[MetricVerdict],
+    path: Path | None,
+    tally: Mapping[str, RoleTally] | None = None,
+) -> RunRecord:
+    """Summarise a transcript and its verdicts as a results record. ``tally``: the run ledger's
+    role -> calls of this transcript (generation and judging, every attempt); without it the
+    calls are recounted from the turns (a turn some model or the team's code answered, not a
+    cache hit, not a script line: a retried call counts once and no judge call is seen)."""
     from empath_gate.conversation.transcript import auditor_tally
+
+    if tally is not None:
+        by_role = {role: RoleCalls(**vars(t)) for role, t in tally.items()}
+        calls = sum(c.calls for c in by_role.values())
+        unpriced = sum(c.unpriced_calls for c in by_role.values())
+        cost = round(sum(c.cost_usd for c in by_role.values()), 9)
+        hits = sum(c.cache_hits for c in by_role.values())
+    else:
+        served = [t for t in transcript.turns if t.model is not None and t.cache != "hit"]
+        calls, unpriced = len(served), sum(1 for t in served if t.cost_usd is None)
+        cost, hits, by_role = transcript.cost_usd, sum(t.cache == "hit" for t in transcript.turns), {}
 
     events = [e for t in transcript.turns for e in t.events] + list(transcript.events)
     auditor = auditor_tally(transcript)
@@ -88,9 +103,11 @@ def record_for(transcript: Transcript, verdicts: Sequence[MetricVerdict], path: 
         target_filtered=transcript.target_filtered,
         handoffs=sum(1 for e in events if e.kind == "handoff"),
         content_hash=content_hash(transcript),
-        cost_usd=transcript.cost_usd,
+        cost_usd=cost,
         calls=calls,
         unpriced_calls=unpriced,
+        cache_hits=hits,
+        by_role=by_role,
         auditor_fallbacks=auditor.fallbacks,
         auditor_refusals=auditor.refusals_recovered,
         auditor_turns=auditor.turns,
@@ -113,22 +130,24 @@ def execute(
     metric ids its tests need. Returns one record per spec, in spec order.
 
     Infrastructure errors on a transcript do not raise: the record's ``status`` says
-    ``error``/``budget`` and carries no verdict, so its cells error in the gate. Each transcript
+    ``error``/``budget`` and carries no verdict, so its cells error in the gate. One ledger
+    (:mod:`empath_gate.llm.accounting`) counts every call of the generation and the judging and
+    holds the budget ``max_cost_usd`` for both: a transcript whose judging the budget stopped is
+    a ``budget`` record without verdicts. Each transcript
     is written as soon as it is finished, so an interrupted run keeps what it generated (and
     the cache makes the re-run free). ``relative_to``: record transcript paths relative to it.
     """
     from empath_gate.conversation.engine import generate, transcript_path
     from empath_gate.judging.batch import JudgeJob, judge_batch, judge_cache
+    from empath_gate.llm.accounting import ledger_session
 
     async def main() -> list[RunRecord]:
-        transcripts = await generate(
-            specs, settings=settings, progress=progress, transcripts_dir=transcripts_dir
-        )
-        scripted = not settings.auditor.model or settings.offline
-        mode: Literal["scripted", "llm"] = "scripted" if scripted else "llm"
-        jobs = [JudgeJob(t, tuple(metrics_for[t.conversation_id])) for t in transcripts]
-        verdict_lists = await judge_batch(jobs, instrument=instrument, settings=settings, mode=mode,
-                                          cache=judge_cache(settings))
+        with ledger_session(settings.max_cost_usd) as ledger:
+            transcripts = await generate(
+                specs, settings=settings, progress=progress, transcripts_dir=transcripts_dir
+            )
+            stopped: set[str] = set()
+            verdict_lists = await _judge_all(transcripts, stopped)
         records = []
         for t, vs in zip(transcripts, verdict_lists, strict=True):
             path = transcript_path(transcripts_dir, t)
@@ -137,7 +156,20 @@ def execute(
                     path = path.resolve().relative_to(relative_to.resolve())
                 except ValueError:
                     path = path.resolve()
-            records.append(record_for(t, vs, path))
+            record = record_for(t, vs, path, ledger.scope_tally(t.transcript_id))
+            if t.transcript_id in stopped:
+                record = record.model_copy(update={
+                    "status": "budget",
+                    "error": f"not judged: the budget max_cost_usd=${settings.max_cost_usd} was reached",
+                })
+            records.append(record)
         return records
+
+    async def _judge_all(transcripts: list[Transcript], stopped: set[str]) -> list[list[MetricVerdict]]:
+        scripted = not settings.auditor.model or settings.offline
+        mode: Literal["scripted", "llm"] = "scripted" if scripted else "llm"
+        jobs = [JudgeJob(t, tuple(metrics_for[t.conversation_id])) for t in transcripts]
+        return await judge_batch(jobs, instrument=instrument, settings=settings, mode=mode,
+                                 cache=judge_cache(settings), budget_stopped=stopped)
 
     return asyncio.run(main())

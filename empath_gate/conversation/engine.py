@@ -22,10 +22,14 @@ States and events:
 * An LLM auditor's refusals, breaks and fallbacks are events of the turn (see
   :mod:`empath_gate.conversation.auditor`; counted by
   :func:`~empath_gate.conversation.transcript.auditor_tally`).
-* ``max_cost_usd``: once the known spend reaches the budget, no new transcript starts; those
-  not started are recorded with ``status="budget"`` and a ``budget`` event (transcripts
-  already running finish). Unpriced calls (cost unknown) cannot count towards it; the progress
-  line says how many there were.
+* ``max_cost_usd``: the budget is enforced per call (:mod:`empath_gate.llm.accounting`): each
+  call reserves its estimated cost before it starts, and no call starts once known spend plus
+  reservations reaches the budget. A transcript whose next call is refused stops with
+  ``status="budget"`` (the turns so far are kept); transcripts not started then are recorded with
+  ``status="budget"``, no turns and a ``budget`` event. Unpriced calls (cost unknown) cannot
+  count towards it; the progress line says how many there were. The ledger is the run's when
+  one is active (:func:`empath_gate.runner.execute` shares it with the judge), else this
+  generation's own.
 * Every spec yields exactly one transcript, in spec order, across retries and concurrency.
 
 Transcripts are JSONL files, one per run (:func:`write_transcript`, in
@@ -46,7 +50,8 @@ from empath_gate.conversation.runspec import RunSpec, derive_seed
 from empath_gate.conversation.target import Target, TargetReply, make_target
 from empath_gate.conversation.transcript import Event, Transcript, Turn
 from empath_gate.conversation.transcript_io import read_transcript, transcript_path, write_transcript
-from empath_gate.errors import ConfigError, ProviderError
+from empath_gate.errors import BudgetExceeded, ConfigError, ProviderError
+from empath_gate.llm.accounting import Ledger, ledger_session, scope
 from empath_gate.llm.cache import Cache
 from empath_gate.llm.classify import redact_secrets
 from empath_gate.llm.client import utc_now
@@ -108,20 +113,7 @@ class _Engine:
         self.cache = cache
         self.stats = stats
 
-    def _count(self, calls: int, cost: float | None, cache: str) -> None:
-        s = self.stats
-        if cache == "hit":
-            s.cache_hits += 1
-            return
-        s.calls += calls
-        if calls:
-            if cost is None:
-                s.unpriced_calls += 1
-            else:
-                s.cost_usd += cost
-
     def _count_auditor(self, at: AuditorTurn) -> None:
-        self._count(at.calls, at.cost_usd, at.cache)
         for e in at.events:
             if e.kind == "fallback":
                 self.stats.auditor_fallbacks += 1
@@ -143,13 +135,16 @@ class _Engine:
             "max_turns": spec.max_turns,
         }
 
-    def budget_transcript(self, spec: RunSpec) -> Transcript:
-        limit = self.settings.max_cost_usd
-        detail = {
-            "max_cost_usd": limit,
+    def _budget_detail(self) -> dict[str, Any]:
+        return {
+            "max_cost_usd": self.settings.max_cost_usd,
             "spent_usd": round(self.stats.cost_usd, 6),
             "unpriced_calls": self.stats.unpriced_calls,
         }
+
+    def budget_transcript(self, spec: RunSpec) -> Transcript:
+        limit = self.settings.max_cost_usd
+        detail = self._budget_detail()
         now = utc_now()
         return Transcript(
             **self._header(spec),
@@ -185,19 +180,22 @@ class _Engine:
                 _dialogue(turns), conversation_id=spec.transcript_id, run=spec.run, seed=tseed,
                 cache=self.cache,
             )
-            self._count(tr.calls, tr.cost_usd, tr.cache)
             self.stats.target_filtered += tr.filtered
             turns.append(_assistant_turn(len(turns), tr))
 
     async def run_one(self, spec: RunSpec) -> Transcript:
         turns: list[Turn] = []
         events: list[Event] = []
-        status: Literal["complete", "error"] = "complete"
+        status: Literal["complete", "error", "budget"] = "complete"
         error: str | None = None
         started = utc_now()
         phase = ["auditor"]
         try:
-            await self._converse(spec, turns, events, phase)
+            with scope(spec.transcript_id):
+                await self._converse(spec, turns, events, phase)
+        except BudgetExceeded as exc:
+            status, error = "budget", f"stopped: {phase[0]}: {exc}"
+            events.append(Event(kind="budget", role="engine", detail=self._budget_detail()))
         except AuditorFilteredError as exc:
             status, error = "error", f"auditor: filtered: {exc}"
             events.append(Event(kind="filtered", role="auditor", detail={"kind": exc.kind}))
@@ -259,16 +257,29 @@ async def generate(
     cache = None
     if settings.cache_mode != "off":
         cache = Cache(settings.cache_dir, mode=settings.cache_mode, notice=progress)
-    stats = PlanStats(total=len(runs))
-    engine = _Engine(settings, tgt, aud, cache, stats)
+    with ledger_session(settings.max_cost_usd) as ledger:
+        return await _generate_all(runs, _Engine(settings, tgt, aud, cache, PlanStats(total=len(runs))),
+                                   ledger, progress=progress, transcripts_dir=transcripts_dir)
+
+
+async def _generate_all(
+    runs: Sequence[RunSpec],
+    engine: _Engine,
+    ledger: Ledger,
+    *,
+    progress: ProgressFn | None,
+    transcripts_dir: Path | None,
+) -> list[Transcript]:
+    """The transcripts of ``runs`` (spec order), ``engine.settings.concurrency`` at a time."""
+    stats, settings = engine.stats, engine.settings
     results: list[Transcript | None] = [None] * len(runs)
     next_index = iter(range(len(runs)))
 
     async def worker() -> None:
         for i in next_index:
             spec = runs[i]
-            limit = settings.max_cost_usd
-            if limit is not None and stats.cost_usd >= limit:
+            stats.sync(ledger)
+            if ledger.exhausted:
                 transcript = engine.budget_transcript(spec)
                 stats.not_started += 1
             else:
@@ -279,6 +290,7 @@ async def generate(
             if transcripts_dir is not None:
                 write_transcript(transcript, transcripts_dir)
             stats.done += 1
+            stats.sync(ledger)
             if progress is not None:
                 progress(stats.line())
 

@@ -5,15 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from empath_gate.conversation.transcript import Transcript, auditor_tally
+
+if TYPE_CHECKING:
+    from empath_gate.llm.accounting import Ledger
 
 
 @dataclass
 class PlanStats:
-    """Running totals of a plan (a mutable accumulator). ``calls``: provider attempts made
-    (cache hits excluded); ``cost_usd``: known spend in USD; ``unpriced_calls``: provider-served
-    turns whose price is unknown; ``not_started``: transcripts the budget stopped;
+    """Running totals of a plan (a mutable accumulator). ``calls``: provider attempts made by
+    every role, retries and failed attempts included (HTTP requests; cache hits excluded);
+    ``cost_usd``: known spend in USD; ``unpriced_calls``: attempts whose price is unknown (these
+    four come from the run's ledger: :meth:`sync`); ``not_started``: transcripts the budget stopped;
     ``auditor_refusals``: LLM-auditor refusals retried successfully, ``auditor_fallbacks``: turns
     the script replaced (:class:`~empath_gate.conversation.transcript.AuditorTally`)."""
 
@@ -28,6 +33,12 @@ class PlanStats:
     auditor_refusals: int = 0
     auditor_fallbacks: int = 0
     target_filtered: int = 0
+
+    def sync(self, ledger: Ledger) -> None:
+        """Take calls, cache hits, known cost and unpriced calls from ``ledger``'s totals."""
+        total = ledger.total()
+        self.calls, self.cache_hits = total.calls, total.cache_hits
+        self.cost_usd, self.unpriced_calls = total.cost_usd, total.unpriced_calls
 
     def cost_text(self) -> str:
         """``$X`` when every call was priced, else ``≥ $X, k calls unpriced``."""

@@ -4,6 +4,10 @@ A job is a transcript, the metric ids its tests need and a re-judge index (0 for
 judging; each index has its own cache key and judge seed). A transcript that did not complete
 gets no verdict (its cells error in the gate, never a score); without a judge model only the
 deterministic criteria run (:func:`~empath_gate.judging.llm_judge.check_only`).
+
+Every judge call (re-asks and truncation retries included) is counted on the active ledger
+(:mod:`empath_gate.llm.accounting`) under the transcript's id, and obeys its budget: a job whose
+next call the budget refuses has no verdict; its transcript id is added to ``budget_stopped``.
 """
 
 from __future__ import annotations
@@ -12,6 +16,9 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
+
+from empath_gate.errors import BudgetExceeded
+from empath_gate.llm.accounting import scope
 
 if TYPE_CHECKING:
     from empath_gate.conversation.transcript import Transcript
@@ -47,9 +54,12 @@ async def judge_batch(
     settings: Settings,
     mode: Literal["scripted", "llm"],
     cache: Cache | None,
+    budget_stopped: set[str] | None = None,
 ) -> list[list[MetricVerdict]]:
     """The verdicts of every job, in job order; at most ``judge_concurrency`` judge calls at once.
-    ``mode``: how the transcripts were generated (the deterministic checks read it)."""
+    ``mode``: how the transcripts were generated (the deterministic checks read it).
+    ``budget_stopped``: receives the transcript id of each job the budget stopped (its verdict
+    list is empty); without it, BudgetExceeded propagates."""
     from empath_gate.judging.llm_judge import check_only, judge_transcript
 
     sem = asyncio.Semaphore(max(1, settings.judge.concurrency))
@@ -62,14 +72,16 @@ async def judge_batch(
         if not settings.judge.model:
             return check_only(t, seed, list(job.metric_ids), instrument=instrument, mode=mode)
         async with sem:
-            return await judge_transcript(
-                t,
-                seed,
-                list(job.metric_ids),
-                instrument=instrument,
-                settings=settings,
-                cache=cache,
-                rejudge=job.rejudge,
-            )
+            try:
+                with scope(t.transcript_id):
+                    return await judge_transcript(
+                        t, seed, list(job.metric_ids), instrument=instrument, settings=settings,
+                        cache=cache, rejudge=job.rejudge,
+                    )
+            except BudgetExceeded:
+                if budget_stopped is None:
+                    raise
+                budget_stopped.add(t.transcript_id)
+                return []
 
     return list(await asyncio.gather(*(one(j) for j in jobs)))

@@ -5,8 +5,9 @@ messages for the provider, looks the reply up in the cache, calls ``litellm.acom
 (bounded by a per-model semaphore), retries 429/5xx/connection/timeout failures with
 exponential backoff and full jitter (:mod:`empath_gate.llm.retry`), classifies every failure
 into a :class:`~empath_gate.errors.ProviderError`, prices the call from litellm's cost map,
-stores the reply in the cache when the caller says it is usable, and returns a frozen
-:class:`Completion`.
+counts every attempt and reserves its estimated cost on the run's ledger before it starts
+(:mod:`empath_gate.llm.accounting`: the budget), stores the reply in the cache when the caller
+says it is usable, and returns a frozen :class:`Completion`.
 
 litellm is imported lazily on the first call (it takes seconds), with
 ``LITELLM_LOCAL_MODEL_COST_MAP=True`` set first (it would otherwise try to download its price
@@ -20,22 +21,24 @@ is unknown: ``None``). The provider ``local`` is pre-registered and resolves laz
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
-import inspect
 import os
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, cast
 
 from pydantic import ConfigDict, Field
 
+from empath_gate.errors import ProviderError
+from empath_gate.llm.accounting import Meter, active_ledger
 from empath_gate.llm.cache import Cache
 from empath_gate.llm.events import CacheStatus, CallFields, Event, Usage
 from empath_gate.llm.keying import endpoint_identity, header_identity, weights_sha256
 from empath_gate.llm.normalize import normalize_messages, rules_for
+from empath_gate.llm.providers import ChatFn, make_handler
 from empath_gate.llm.retry import backoff_delay, call_with_retries
+from empath_gate.llm.tokens import reservation_usd
 from empath_gate.settings import RoleSettings
 
 Role = Literal["target", "auditor", "judge"]
@@ -49,17 +52,12 @@ __all__ = [
     "backoff_delay",
     "complete",
     "estimate_cost",
+    "litellm_module",
     "register_chat_provider",
     "supports_json_schema",
     "usable_by_default",
     "utc_now",
 ]
-
-ChatFn = Callable[..., Mapping[str, Any] | Awaitable[Mapping[str, Any]]]
-"""A chat function for :func:`register_chat_provider`:
-``fn(model, messages, *, temperature, max_tokens, seed) -> {"content", "finish_reason",
-"prompt_tokens", "completion_tokens"}`` (sync, run in a worker thread, or async)."""
-
 
 def utc_now() -> str:
     """Now as ISO-8601 UTC with milliseconds (the transcript timestamps)."""
@@ -134,6 +132,11 @@ def _lib() -> Any:
     return _litellm
 
 
+def litellm_module() -> Any:
+    """The litellm module, imported and set up once (local cost map, telemetry off)."""
+    return _lib()
+
+
 def _resolve_local(*args: Any, **kwargs: Any) -> Mapping[str, Any]:
     from empath_gate.llm import local
 
@@ -147,7 +150,7 @@ def _sync_providers() -> None:
         return
     entries = [e for e in lib.custom_provider_map if e.get("provider") not in _providers]
     for name, fn in _providers.items():
-        entries.append({"provider": name, "custom_handler": _make_handler(lib, fn or _resolve_local)})
+        entries.append({"provider": name, "custom_handler": make_handler(lib, fn or _resolve_local)})
     lib.custom_provider_map = entries
     # litellm reads the map when it sets itself up; re-run that step for late registrations.
     setup = getattr(lib.utils, "custom_llm_setup", None)
@@ -168,49 +171,6 @@ def register_chat_provider(name: str, fn: ChatFn) -> None:
         _sync_providers()
 
 
-def _make_handler(lib: Any, fn: ChatFn) -> Any:
-    class _ChatFnHandler(lib.CustomLLM):  # type: ignore[misc]
-        async def acompletion(
-            self,
-            model: str,
-            messages: list[dict[str, Any]],
-            api_base: Any,
-            custom_prompt_dict: Any,
-            model_response: Any,
-            print_verbose: Any,
-            encoding: Any,
-            api_key: Any,
-            logging_obj: Any,
-            optional_params: dict[str, Any],
-            *args: Any,
-            **kwargs: Any,
-        ) -> Any:
-            call_kw = {
-                "temperature": optional_params.get("temperature"),
-                "max_tokens": optional_params.get("max_tokens"),
-                "seed": optional_params.get("seed"),
-            }
-            if inspect.iscoroutinefunction(fn):
-                out = await fn(model, messages, **call_kw)
-            else:
-                out = await asyncio.to_thread(fn, model, messages, **call_kw)
-                if inspect.isawaitable(out):
-                    out = await out
-            model_response.choices[0].message.content = out.get("content")
-            model_response.choices[0].finish_reason = out.get("finish_reason") or "stop"
-            model_response.model = model
-            pt, ct = out.get("prompt_tokens"), out.get("completion_tokens")
-            model_response.usage = lib.Usage(
-                prompt_tokens=pt or 0, completion_tokens=ct or 0, total_tokens=(pt or 0) + (ct or 0)
-            )
-            return model_response
-
-        def completion(self, *args: Any, **kwargs: Any) -> Any:  # pragma: no cover - sync path unused
-            return asyncio.run(self.acompletion(*args, **kwargs))
-
-    return _ChatFnHandler()
-
-
 def supports_json_schema(model: str | None) -> bool:
     """Whether litellm's model map says ``model`` accepts a JSON-schema ``response_format``.
     False for unknown models and on any error (the judge then asks for JSON in the prompt)."""
@@ -224,8 +184,11 @@ def supports_json_schema(model: str | None) -> bool:
 
 def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
     """USD for ``prompt_tokens`` + ``completion_tokens`` on ``model`` from litellm's (local)
-    cost map, for estimates (``empath-gate run --dry-run``); makes no call. None for models the
-    map does not price, for custom providers (``local/…``) and on any error."""
+    cost map, for estimates (``empath-gate run --dry-run``, the budget's reservations); makes no
+    call. 0.0 for the embedded model (``local/…``: the run prices it at $0); None for models the
+    map does not price, for other custom providers and on any error."""
+    if model and _is_local(model):
+        return 0.0
     if not model or model.split("/", 1)[0] in _providers:
         return None
     try:
@@ -235,6 +198,15 @@ def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> flo
         return float(prompt_cost) + float(completion_cost)
     except Exception:
         return None
+
+
+def _is_local(model: str | None) -> bool:
+    return bool(model and model.startswith("local/"))
+
+
+def _cost_of(lib: Any, resp: Any, settings: RoleSettings) -> float | None:
+    """USD of one response: 0.0 for the embedded model, else litellm's price (None: unknown)."""
+    return 0.0 if _is_local(settings.model) else _price(lib, resp)
 
 
 def _price(lib: Any, resp: Any) -> float | None:
@@ -344,7 +316,6 @@ def _from_response(lib: Any, resp: Any, settings: RoleSettings, **meta: Any) -> 
     content = getattr(msg, "content", None)
     raw_calls = getattr(msg, "tool_calls", None) or []
     u = getattr(resp, "usage", None)
-    local = bool(settings.model and settings.model.startswith("local/"))
     return Completion(
         content=content if isinstance(content, str) or content is None else str(content),
         finish_reason=getattr(choice, "finish_reason", None),
@@ -353,7 +324,7 @@ def _from_response(lib: Any, resp: Any, settings: RoleSettings, **meta: Any) -> 
             prompt_tokens=getattr(u, "prompt_tokens", None) if u is not None else None,
             completion_tokens=getattr(u, "completion_tokens", None) if u is not None else None,
         ),
-        cost_usd=0.0 if local else _price(lib, resp),
+        cost_usd=_cost_of(lib, resp, settings),
         system_fingerprint=getattr(resp, "system_fingerprint", None),
         tool_calls=tuple(tc.model_dump() if hasattr(tc, "model_dump") else dict(tc) for tc in raw_calls),
         **meta,
@@ -429,7 +400,8 @@ async def complete(
     ``kind``/``retryable`` after the last retry, or at once for non-retryable kinds
     (authentication, bad_request, context_exceeded, content_policy, not_found, unknown); raises
     ValueError for a missing model or a clash between ``cache_extra`` and the client's own key
-    parts; ConfigError when the embedded local model is not installed.
+    parts; ConfigError when the embedded local model is not installed; BudgetExceeded when the
+    active ledger's budget refused an attempt (:mod:`empath_gate.llm.accounting`).
     """
     role_name = _checked_call(role, settings, cache_extra)
     accept = usable or usable_by_default(role)
@@ -459,6 +431,8 @@ async def complete(
                 ended_at=utc_now(), **meta,
             )
             if accept(hit):
+                if (ledger := active_ledger()) is not None:
+                    ledger.hit(role_name)
                 return hit
             cache.reject(key)
 
@@ -466,7 +440,17 @@ async def complete(
     kwargs = _provider_kwargs(settings, sent, seed=seed, response_format=response_format, headers=headers)
     secrets = [settings.api_key.get_secret_value()] if settings.api_key is not None else []
     secrets += list((headers or {}).values())
-    resp, attempts = await call_with_retries(lib, kwargs, settings, role_name, secrets, events)
+    ledger = active_ledger()
+    reserve = 0.0
+    if ledger is not None and ledger.limit_usd is not None:
+        reserve = reservation_usd(settings.model, sent, settings.max_tokens)
+    meter = Meter(lib, role_name, reserve, lambda r: _cost_of(lib, r, settings))
+    try:
+        resp, attempts = await call_with_retries(meter, kwargs, settings, role_name, secrets, events)
+    except ProviderError:
+        if meter.stopped is not None:  # the budget refused an attempt: not a provider failure
+            raise meter.stopped from None
+        raise
     completion = _from_response(
         lib, resp, settings, cache="miss" if key is not None else "off", events=tuple(events),
         attempts=attempts, latency_s=time.perf_counter() - t0, cache_key=key, ended_at=utc_now(), **meta,

@@ -1,38 +1,32 @@
 """The ``--dry-run`` estimate: calls and tokens per role for a plan, priced from litellm's local
-cost map, with no model call."""
+cost map (the embedded ``local/`` model at $0, as the run prices it), with no model call.
+
+Tokens are counted with the same offline tokenizer the budget uses (:mod:`empath_gate.llm.tokens`:
+tiktoken's ``cl100k_base`` as bundled with litellm)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from empath_gate.conversation.transcript import Transcript
     from empath_gate.instrument.models import Instrument
-    from empath_gate.plan.build import Plan
+    from empath_gate.plan.build import Plan, PlanConversation
     from empath_gate.settings.profile import Profile
 
-USER_TURN_TOKENS = 60
-"""Assumed tokens of one user message (help-seekers write one to four short sentences; the
-shipped seed scripts average about 30 words, ~40 tokens, so 60 leaves room for an LLM auditor)."""
+END_TOKENS = 5
+"""Completion tokens of the LLM auditor's closing reply (its end token)."""
 TARGET_REPLY_TOKENS = 150
 """Assumed tokens of one target reply when ``target_max_tokens`` is unset (a supportive reply
 of a short paragraph); with a cap, the smaller of the two."""
 SYSTEM_PROMPT_TOKENS = 400
-"""Assumed tokens of a target system prompt when its file size is unknown (4 characters per
-token otherwise)."""
-AUDITOR_PROMPT_TOKENS = 1100
-"""Tokens of the auditor's system prompt (template ~450 words plus persona, instruction and
-script, measured on the shipped seeds at about 4 characters per token)."""
-JUDGE_PROMPT_TOKENS = 900
-"""Tokens of the judge's fixed prompt (system message, rubric, answer-format preamble)."""
-JUDGE_METRIC_TOKENS = 450
-"""Prompt tokens per judged metric (definition, bands, criteria, its answer skeleton)."""
+"""Assumed tokens of a model target's system prompt when its file cannot be read."""
 JUDGE_REPLY_TOKENS_PER_METRIC = 350
 """Completion tokens per judged metric under the strict rubric (criteria states, citations,
 score, justification)."""
-CHARS_PER_TOKEN = 4
-"""Rule of thumb for English and Spanish text with GPT-style tokenizers."""
 
 
 @dataclass(frozen=True)
@@ -63,76 +57,134 @@ class PlanEstimate:
     roles: tuple[RoleEstimate, ...]
 
 
-def _history_tokens(turns: int, reply: int, first: int) -> int:
-    """Prompt tokens summed over ``turns`` calls whose k-th (0-based) call carries ``first``
-    plus k previous exchanges of (user + reply) tokens: the dialogue grows every turn."""
-    exchange = USER_TURN_TOKENS + reply
-    return turns * first + exchange * turns * (turns - 1) // 2
+@dataclass
+class _Tally:
+    calls: int = 0
+    max_calls: int = 0
+    prompt: int = 0
+    completion: int = 0
+
+
+def _skeleton(conv: PlanConversation, users: Sequence[str]) -> Transcript:
+    """A transcript of ``conv`` with the known user turns and empty target replies (what the
+    judge prompt holds apart from the replies' text)."""
+    from empath_gate.conversation.transcript import Transcript, Turn
+
+    turns = []
+    for k, text in enumerate(users):
+        turns.append(Turn(index=2 * k, role="user", content=text, source="script"))
+        turns.append(Turn(index=2 * k + 1, role="assistant", content="", source="target"))
+    return Transcript(
+        suite=conv.suite, seed_id=conv.seed_id, persona_id=conv.persona_id, locale="", run=0,
+        conversation_id=conv.conversation_id, transcript_id=f"{conv.conversation_id}-r0", target="",
+        auditor="", max_turns=conv.max_turns, turns=tuple(turns),
+    )
+
+
+def _conversation(
+    conv: PlanConversation, instrument: Instrument, profile: Profile, *, system: int, reply: int
+) -> tuple[_Tally, _Tally, _Tally]:
+    """(target, auditor, judge) calls and tokens of one run of ``conv`` (see :func:`estimate`)."""
+    from empath_gate.conversation.auditor import AUDITOR_RETRIES, START_TEXT, render_prompt
+    from empath_gate.instrument.identity import script_for
+    from empath_gate.judging.judge_call import MAX_REASKS, TRUNCATION_RETRY_FACTOR
+    from empath_gate.judging.prompts import build_judge_messages
+    from empath_gate.llm.tokens import MESSAGE_OVERHEAD_TOKENS as OVER
+    from empath_gate.llm.tokens import count_tokens, message_tokens
+
+    s = profile.settings
+    seed, persona = instrument.seed(conv.seed_id), instrument.persona(conv.persona_id)
+    script = script_for(seed, persona)
+    users = list(script[: conv.max_turns])
+    user_tokens = [count_tokens(u) + OVER for u in users]
+    target, auditor, judge = _Tally(), _Tally(), _Tally()
+    history = 0  # tokens of the dialogue before the current user turn
+    for k, u in enumerate(user_tokens):
+        target.prompt += (system + OVER if system else 0) + history + u
+        target.completion += reply
+        if not profile.scripted_auditor:
+            auditor.prompt += count_tokens(render_prompt(seed, persona, turn=k + 1, max_turns=conv.max_turns))
+            auditor.prompt += count_tokens(START_TEXT) + 2 * OVER + history
+            auditor.completion += u - OVER
+        history += u + reply + OVER
+    target.calls = target.max_calls = len(users)
+    if not profile.scripted_auditor:
+        ends = len(users) < conv.max_turns  # the auditor ends with its end token before max_turns
+        auditor.calls = len(users) + ends
+        auditor.max_calls = (1 + AUDITOR_RETRIES) * conv.max_turns
+        if ends:
+            turn = len(users) + 1
+            auditor.prompt += count_tokens(render_prompt(seed, persona, turn=turn, max_turns=conv.max_turns))
+            auditor.prompt += count_tokens(START_TEXT) + 2 * OVER + history
+            auditor.completion += END_TOKENS
+    if not profile.criteria_only and s.judge.model and conv.metric_ids:
+        metrics = [instrument.metric(m) for m in conv.metric_ids]
+        groups = [metrics] if s.judge_granularity == "transcript" else [[m] for m in metrics]
+        skeleton = _skeleton(conv, users)
+        for group in groups:
+            judge.prompt += message_tokens(build_judge_messages(skeleton, group, s.judge_rubric))
+            judge.prompt += len(users) * reply
+        judge.calls = len(groups)
+        judge.max_calls = len(groups) * TRUNCATION_RETRY_FACTOR * (1 + MAX_REASKS)
+        judge.completion = len(metrics) * JUDGE_REPLY_TOKENS_PER_METRIC
+    return target, auditor, judge
 
 
 def estimate(plan: Plan, instrument: Instrument, profile: Profile) -> PlanEstimate:
-    """Calls and tokens per role for ``plan`` under ``profile`` (pure apart from reading the
-    system-prompt file's size and pricing through litellm's local cost map).
+    """Calls and tokens per role for ``plan`` under ``profile`` on a cold cache (pure apart from
+    reading the system-prompt file and pricing through litellm's local cost map).
 
-    Turns per transcript: the conversation's ``max_turns``, and with the scripted auditor no
-    more than the seed's script. Per turn the target gets the system prompt and the dialogue
-    so far; the LLM auditor gets its prompt and the dialogue, plus one last call that ends
-    the conversation; the judge makes one call per transcript (``judge_granularity =
-    "transcript"``) or one per metric, with the whole dialogue. Constants above.
+    Calls: the target answers each user turn: the seed's script as the persona says it, at most
+    ``max_turns`` (fixed-script mode replays it; the LLM auditor is given it as the arc to follow,
+    so it is assumed to end with its end token once the script is played out, one call more,
+    when that comes before ``max_turns``). The judge makes one call per complete transcript
+    (``judge_granularity = "transcript"``) or one per metric. In fixed-script mode the count is
+    exact on a cold cache when no judge reply is asked again. ``max_calls`` adds the auditor's
+    reminders, the judge's truncation retries and re-asks (provider retries are not counted).
+
+    Tokens are counted with the offline tokenizer (:mod:`empath_gate.llm.tokens`) on every text
+    known before the run: system prompt, script lines, auditor and judge prompts, plus message
+    overheads; what the models will write is assumed: :data:`TARGET_REPLY_TOKENS` per target
+    reply (or ``target_max_tokens``), the script line per auditor turn, and
+    :data:`JUDGE_REPLY_TOKENS_PER_METRIC` per judged metric.
     """
     from empath_gate.llm.client import estimate_cost
+    from empath_gate.llm.tokens import count_tokens
 
     s = profile.settings
     reply = min(TARGET_REPLY_TOKENS, s.target_role.max_tokens or TARGET_REPLY_TOKENS)
-    system = SYSTEM_PROMPT_TOKENS
-    if s.target_system_prompt is not None and s.target_kind == "model":
-        try:
-            system = max(1, Path(s.target_system_prompt).stat().st_size // CHARS_PER_TOKEN)
-        except OSError:
-            system = SYSTEM_PROMPT_TOKENS
-    if s.target_kind != "model":
-        system = 0
+    system = 0
+    if s.target_kind == "model":
+        system = SYSTEM_PROMPT_TOKENS
+        if s.target_system_prompt is not None:
+            try:
+                system = count_tokens(Path(s.target_system_prompt).read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError):
+                system = SYSTEM_PROMPT_TOKENS
+    totals = {role: _Tally() for role in ("target", "auditor", "judge")}
+    for conv in plan.conversations:
+        for name, t in zip(totals, _conversation(conv, instrument, profile, system=system, reply=reply),
+                           strict=True):
+            acc = totals[name]
+            acc.calls += t.calls * plan.runs
+            acc.max_calls += t.max_calls * plan.runs
+            acc.prompt += t.prompt * plan.runs
+            acc.completion += t.completion * plan.runs
+
+    def role(name: str, model: str | None, priced_model: str | None) -> RoleEstimate:
+        t = totals[name]
+        cost = None
+        if priced_model and (t.prompt or t.completion):
+            cost = estimate_cost(priced_model, t.prompt, t.completion)
+        return RoleEstimate(name, model, t.calls, t.max_calls, t.prompt, t.completion, cost)
+
     scripted = profile.scripted_auditor
     judge_model = None if profile.criteria_only else s.judge.model
-    per_metric = s.judge_granularity == "metric"
-    t_calls = t_prompt = t_completion = 0
-    a_calls = a_max = a_prompt = a_completion = 0
-    j_calls = j_max = j_prompt = j_completion = 0
-    for conv in plan.conversations:
-        turns = conv.max_turns
-        if scripted:
-            turns = min(turns, len(instrument.seed(conv.seed_id).script))
-        runs = plan.runs
-        t_calls += turns * runs
-        t_prompt += runs * _history_tokens(turns, reply, system + USER_TURN_TOKENS)
-        t_completion += runs * turns * reply
-        if not scripted:
-            a_calls += (turns + 1) * runs
-            a_max += 2 * (turns + 1) * runs
-            a_prompt += runs * _history_tokens(turns + 1, reply, AUDITOR_PROMPT_TOKENS)
-            a_completion += runs * (turns + 1) * USER_TURN_TOKENS
-        if judge_model:
-            n_metrics = len(conv.metric_ids)
-            calls = n_metrics if per_metric else 1
-            dialogue = turns * (USER_TURN_TOKENS + reply)
-            j_calls += calls * runs
-            j_max += 2 * calls * runs
-            j_prompt += runs * (calls * (JUDGE_PROMPT_TOKENS + dialogue) + n_metrics * JUDGE_METRIC_TOKENS)
-            j_completion += runs * n_metrics * JUDGE_REPLY_TOKENS_PER_METRIC
-
-    def priced(model: str | None, prompt: int, completion: int) -> float | None:
-        if not model or (prompt == 0 and completion == 0):
-            return None
-        return estimate_cost(model, prompt, completion)
-
-    target_model = s.target if s.target_kind == "model" else None
+    auditor_model = None if scripted else s.auditor.model
     roles = (
-        RoleEstimate("target", s.target, t_calls, t_calls, t_prompt, t_completion,
-                     priced(target_model, t_prompt, t_completion)),
-        RoleEstimate("auditor", None if scripted else s.auditor.model, a_calls, a_max, a_prompt, a_completion,
-                     priced(None if scripted else s.auditor.model, a_prompt, a_completion)),
-        RoleEstimate("judge", judge_model, j_calls, j_max, j_prompt, j_completion,
-                     priced(judge_model, j_prompt, j_completion)),
+        role("target", s.target, s.target if s.target_kind == "model" else None),
+        role("auditor", auditor_model, auditor_model),
+        role("judge", judge_model, judge_model),
     )
     return PlanEstimate(
         suites=plan.suites,
@@ -172,7 +224,7 @@ def render_estimate(est: PlanEstimate) -> str:
             f"~{r.prompt_tokens:,} prompt + ~{r.completion_tokens:,} completion tokens, {cost}"
         )
     note = f" + unpriced roles: {', '.join(unpriced)}" if unpriced else ""
-    lines.append(f"  estimated cost: ~${total:.2f}{note} (rough: assumed tokens per turn, see "
+    lines.append(f"  estimated cost: ~${total:.2f}{note} (a cold cache; reply lengths assumed, see "
                  "empath_gate.plan.estimate; cache hits cost nothing)")
     lines.append("  no model was called")
     return "\n".join(lines) + "\n"

@@ -87,6 +87,8 @@ def check_shards(named: Sequence[tuple[str, Results]]) -> None:
 def merged_metadata(named: Sequence[tuple[str, Results]]) -> ResultsMetadata:
     """The first file's metadata for the whole plan: no shard, the earliest start and latest
     end, costs, calls and auditor counts summed, the budget exhausted if it was in any shard."""
+    from empath_gate.results.metadata import role_totals
+
     metas = [r.metadata for _, r in named]
     first = metas[0]
     cost = first.cost.model_copy(
@@ -94,6 +96,8 @@ def merged_metadata(named: Sequence[tuple[str, Results]]) -> ResultsMetadata:
             "known_usd": round(sum(m.cost.known_usd for m in metas), 6),
             "calls": sum(m.cost.calls for m in metas),
             "unpriced_calls": sum(m.cost.unpriced_calls for m in metas),
+            "cache_hits": sum(m.cost.cache_hits for m in metas),
+            "by_role": role_totals([rec for _, r in named for rec in r.records]),
             "budget_exhausted": any(m.cost.budget_exhausted for m in metas),
         }
     )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from empath_gate import __version__
 from empath_gate.errors import ConfigError
 from empath_gate.results.io import now_iso
-from empath_gate.results.model import CostInfo, JudgeInfo, ResultsMetadata, RunRecord
+from empath_gate.results.model import CostInfo, JudgeInfo, ResultsMetadata, RoleCalls, RunRecord
 from empath_gate.settings.profile import EMBEDDED_TARGET, Profile, offline_subset_size
 
 if TYPE_CHECKING:
@@ -94,13 +94,30 @@ def build_metadata(
     )
 
 
+def role_totals(records: Sequence[RunRecord]) -> dict[str, RoleCalls]:
+    """Per role, the sum of the records' ``by_role`` counts (roles in first-seen order)."""
+    sums: dict[str, dict[str, float]] = {}
+    for r in records:
+        for role, c in r.by_role.items():
+            acc = sums.setdefault(role, dict.fromkeys(RoleCalls.model_fields, 0))
+            for name, value in c.model_dump().items():
+                acc[name] += value
+    return {
+        role: RoleCalls.model_validate({k: round(v, 6) if k == "cost_usd" else v for k, v in acc.items()})
+        for role, acc in sums.items()
+    }
+
+
 def finalize_metadata(metadata: ResultsMetadata, records: Sequence[RunRecord]) -> ResultsMetadata:
-    """Fill the end time, cost and auditor counts from the records."""
+    """Fill the end time, cost (calls of every role, cache hits, per role) and auditor counts
+    from the records."""
     cost = metadata.cost.model_copy(
         update={
             "known_usd": round(sum(r.cost_usd for r in records), 6),
             "calls": sum(r.calls for r in records),
             "unpriced_calls": sum(r.unpriced_calls for r in records),
+            "cache_hits": sum(r.cache_hits for r in records),
+            "by_role": role_totals(records),
             "budget_exhausted": any(r.status == "budget" for r in records),
         }
     )

@@ -55,13 +55,31 @@ class JudgeInfo(_Model):
     )
 
 
+class RoleCalls(_Model):
+    """One role's calls: ``calls`` provider attempts (HTTP requests: retries, re-asks and failed
+    attempts included; cache hits excluded); ``cache_hits`` replies served from the cache (no
+    call, $0); ``cost_usd`` known USD; ``unpriced_calls`` attempts whose price is unknown;
+    tokens as the provider reported them."""
+
+    calls: int = Field(default=0, ge=0)
+    cache_hits: int = Field(default=0, ge=0)
+    cost_usd: float = 0.0
+    unpriced_calls: int = Field(default=0, ge=0)
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+
+
 class CostInfo(_Model):
-    """Cost of the run: ``known_usd`` sums priced calls; ``unpriced_calls`` counts calls whose
-    price is unknown (so the true total is >= known_usd)."""
+    """Cost of the run, every role (target, auditor, judge) and every attempt counted:
+    ``known_usd`` sums priced calls; ``calls`` counts provider attempts; ``unpriced_calls``
+    counts calls whose price is unknown (so the true total is >= known_usd); ``cache_hits``
+    replies served from the cache; ``by_role`` the same per role."""
 
     known_usd: float = 0.0
     calls: int = 0
     unpriced_calls: int = 0
+    cache_hits: int = 0
+    by_role: dict[str, RoleCalls] = Field(default_factory=dict)
     budget_usd: float | None = None
     budget_exhausted: bool = False
 
@@ -116,7 +134,9 @@ class RunRecord(_Model):
     ``status`` mirrors :class:`~empath_gate.conversation.transcript.Transcript.status`;
     ``transcript_path`` is relative to the results file's folder when possible.
     ``content_hash`` is the sha256 of the dialogue text (user + target turns) so test-retest
-    reliability can tell whether runs produced different transcripts.
+    reliability can tell whether runs produced different transcripts. ``calls``, ``cost_usd``,
+    ``unpriced_calls`` and ``cache_hits`` count every call made for this transcript, its
+    generation and its judging (retries and re-asks included); ``by_role`` per role.
 
     The LLM auditor (all 0 for the scripted one; see
     :class:`~empath_gate.conversation.transcript.AuditorTally`): ``auditor_turns`` user turns it
@@ -143,6 +163,8 @@ class RunRecord(_Model):
     cost_usd: float = 0.0
     calls: int = 0
     unpriced_calls: int = 0
+    cache_hits: int = 0
+    by_role: dict[str, RoleCalls] = Field(default_factory=dict)
     auditor_fallbacks: int = 0
     auditor_refusals: int = 0
     auditor_turns: int = 0

@@ -238,7 +238,7 @@ class Settings(BaseModel):
     )
     max_cost_usd: float | None = opt(
         None,
-        "budget in USD: no new transcript starts once spend reaches it",
+        "budget in USD, per call: no call starts once spend plus reservations reaches it",
         flag="max-cost",
         action="max-cost",
         metavar="USD",

@@ -156,7 +156,7 @@ def test_refresh_mode_calls_again(fake_openai: FakeOpenAIServer, tmp_path: Path)
     assert len(fake_openai.requests) == 9
 
 
-def test_budget_stops_new_transcripts(fake_openai: FakeOpenAIServer, tmp_path: Path) -> None:
+def test_budget_stops_new_calls_and_new_transcripts(fake_openai: FakeOpenAIServer, tmp_path: Path) -> None:
     model = "gpt-4o-mini"  # priced by litellm's cost map, served by the fake
     fake_openai.on(model, Reply("ok", usage={"prompt_tokens": 100_000, "completion_tokens": 10_000}))
     settings = model_settings(
@@ -169,15 +169,19 @@ def test_budget_stops_new_transcripts(fake_openai: FakeOpenAIServer, tmp_path: P
     )
     lines: list[str] = []
     transcripts = generate_sync(specs(3, 1, max_turns=3), settings=settings, progress=lines.append)
-    assert [t.status for t in transcripts] == ["complete", "budget", "budget"]
-    first_cost = transcripts[0].cost_usd
-    assert first_cost >= 0.01
+    # the budget is enforced per call: the first call spent more than the budget, so the
+    # first transcript's second target call never started, nor did the other transcripts
+    assert [t.status for t in transcripts] == ["budget", "budget", "budget"]
+    first = transcripts[0]
+    assert [t.role for t in first.turns] == ["user", "assistant", "user"]
+    assert first.cost_usd >= 0.01 and "stopped: target:" in (first.error or "")
+    assert first.events[-1].kind == "budget"
     stopped = transcripts[1]
     assert stopped.turns == () and "max_cost_usd" in (stopped.error or "")
     assert stopped.events[0].kind == "budget" and stopped.events[0].detail["max_cost_usd"] == 0.01
-    assert len(fake_openai.requests) == 3
+    assert len(fake_openai.requests) == 1
     assert "budget reached: 2 not started" in lines[-1]
-    assert lines[-1].startswith("empath-gate: transcripts 3/3 · 3 calls, 0 cached · $")
+    assert lines[-1].startswith("empath-gate: transcripts 3/3 · 1 calls, 0 cached · $")
 
 
 def test_progress_line_counts_transcripts_calls_and_unpriced(

@@ -82,6 +82,13 @@ class FakeOpenAIServer:
             route = self._routes.get(model)
             return len(route.queue) if route else 0
 
+    @property
+    def request_count(self) -> int:
+        """How many chat-completion requests the server received so far (answered or failed:
+        every HTTP request counts, faults, retries and script misuse included)."""
+        with self._lock:
+            return len(self.requests)
+
     def requests_for(self, model: str) -> list[FakeRequest]:
         """The recorded requests whose body named ``model``, in arrival order."""
         with self._lock:
