@@ -153,27 +153,31 @@ def read_json(path: Path) -> dict[str, Any]:
 
 
 TIME_KEYS = frozenset({"started_at", "ended_at"})
+COUNT_KEYS = frozenset({"calls", "cache_hits", "by_role", "cost_usd", "unpriced_calls", "known_usd"})
+"""The call counts and costs of a results document (metadata.cost and every record): they
+depend on what the cache held, which differs between a cold run and a warm one."""
 
 
-def _strip(value: Any) -> Any:
+def _strip(value: Any, drop: frozenset[str] = TIME_KEYS) -> Any:
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
-            if k in TIME_KEYS:
+            if k in drop:
                 continue
             if k == "transcript_path" and isinstance(v, str):
                 v = Path(v).name
-            out[k] = _strip(v)
+            out[k] = _strip(v, drop)
         return out
     if isinstance(value, list):
-        return [_strip(v) for v in value]
+        return [_strip(v, drop) for v in value]
     return value
 
 
-def comparable(doc: Mapping[str, Any]) -> dict[str, Any]:
+def comparable(doc: Mapping[str, Any], *, counts: bool = True) -> dict[str, Any]:
     """A results document without timestamps (at any depth), with transcript paths reduced to
-    file names (a merged file points into the shards' folders)."""
-    stripped: dict[str, Any] = _strip(dict(doc))
+    file names (a merged file points into the shards' folders); ``counts=False`` also drops the
+    call counts and costs (:data:`COUNT_KEYS`), for documents made on different cache states."""
+    stripped: dict[str, Any] = _strip(dict(doc), TIME_KEYS if counts else TIME_KEYS | COUNT_KEYS)
     return stripped
 
 
