@@ -166,14 +166,18 @@ def root_cause(exc: BaseException) -> str | None:
     """``connection refused``, ``DNS failure`` or ``credentials in the URL`` when one of those
     is the root of ``exc`` (anywhere along :func:`exception_chain`), else None. litellm reports
     a refused connection as an ``InternalServerError`` with status 500 ("Connection error."),
-    so only the chain tells a dead endpoint from a failing one."""
+    so only the chain tells a dead endpoint from a failing one. Only the client's own errors
+    (``OSError``s, httpx's ``ValueError`` for a URL with user-info) are read: a proxy's 502
+    body saying "connection refused" is a server error, not a dead endpoint."""
     for e in exception_chain(exc):
         names = _mro_names(e)
-        if "ConnectionRefusedError" in names or re.search(r"connection refused|errno 111\b", str(e), re.I):
+        # messages count only on the client's own errors, never on a server's error body
+        os_text = str(e) if isinstance(e, OSError) else ""
+        if "ConnectionRefusedError" in names or re.search(r"connection refused|errno 111\b", os_text, re.I):
             return "connection refused"
-        if "gaierror" in names or "ClientConnectorDNSError" in names or _DNS.search(str(e)):
+        if "gaierror" in names or "ClientConnectorDNSError" in names or _DNS.search(os_text):
             return "DNS failure"
-        if re.search(r"credentials encoded in url", str(e), re.I):
+        if type(e) is ValueError and re.search(r"credentials encoded in url", str(e), re.I):
             return "credentials in the URL"
     return None
 

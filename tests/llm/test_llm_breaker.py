@@ -150,3 +150,10 @@ def test_retry_after_forms_and_cap() -> None:
     wrapped = RuntimeError("wrapper")
     wrapped.__cause__ = _Err({"retry-after": "3"})
     assert retry_after_s(wrapped) == 3.0
+
+
+def test_a_proxy_502_that_says_connection_refused_is_a_server_error(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.on(M, Fault.server_error(502, "upstream connect error: connection refused"))
+    rs = fake_openai.role_settings(M, max_retries=0)
+    errors = asyncio.run(_calls(rs, OPEN_AFTER + 1))
+    assert all(type(e) is ProviderError and e.kind == "server" for e in errors)
