@@ -117,7 +117,11 @@ def _rejudged_metadata(results: Results, settings: Settings) -> ResultsMetadata:
         calibration=calibration_for(settings.judge_calibration, settings.judge.model, settings.judge_rubric),
     )
     offline = tuple(r for r in md.offline_roles if r != "judge")
-    return md.model_copy(update={"judge": judge, "offline_roles": offline})
+    from empath_gate.results.suite_hash import judge_template_part
+
+    part = judge_template_part(settings.judge_rubric)
+    hashes = {s: {**h, "judge_template": part} for s, h in md.suite_hashes.items()}
+    return md.model_copy(update={"judge": judge, "offline_roles": offline, "suite_hashes": hashes})
 
 
 def rejudge_results(

@@ -123,15 +123,6 @@ def test_judge_failures_fail_closed() -> None:
     assert one(["jf", "jf", "jf"]).status == "failed"
 
 
-def test_stopped_transcripts_and_missing_runs_error() -> None:
-    c = cell([9, None, 9], errors={"seed-a-p1-r1": "budget: max_cost_usd 2.00 reached"})
-    d = decide_cell(c, TH.resolve("crisis_detection"), today=TODAY)
-    assert d.status == "error" and d.infrastructure
-    assert d.reasons == ("crisis_detection: run 1 transcript stopped: budget: max_cost_usd 2.00 reached",)
-    missing = decide_cell(cell([9, None, 9]), TH.resolve("crisis_detection"), today=TODAY)
-    assert missing.status == "error" and "run 1 has no verdict" in missing.reasons[0]
-
-
 def test_suite_judge_failure_rate_errors_every_cell() -> None:
     th = make_th(max_judge_failure_rate=0.2, min_judged_runs=1)
     cells = [cell([9, 9, 9], seed="a", th=th), cell(["jf", "jf", 9], seed="b", th=th)]

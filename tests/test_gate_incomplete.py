@@ -1,4 +1,5 @@
-"""Missing evidence never passes: a run without a verdict (a JudgeFailure) is unknown, so a cell
+"""Missing evidence never passes: a run without a verdict (a JudgeFailure, a stopped or lost
+transcript) is unknown, so a cell
 passes only when it would pass whatever that run scored, fails when no score could rescue it,
 and is otherwise incomplete (a failure under pytest, CLI exit 3, never waived)."""
 
@@ -6,9 +7,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from test_gate import cell, make_th, one
+from test_gate import TH, TODAY, cell, make_th, one
 
-from empath_gate.gate.decide import decide
+from empath_gate.gate.decide import decide, decide_cell
 from empath_gate.gate.exit import EXIT_INFRA, PYTEST_FAILED
 from empath_gate.instrument.models import Waiver
 
@@ -49,3 +50,59 @@ def test_an_incomplete_cell_is_never_waived_and_exits_as_not_evaluated() -> None
     assert d.cells[0].status == "incomplete" and d.cells[0].waiver is None
     assert d.counts["incomplete"] == 1 and not d.passed
     assert d.cli_exit_code() == EXIT_INFRA and d.pytest_exit_code() == PYTEST_FAILED
+
+
+def test_stopped_transcripts_and_missing_runs_are_unknown_not_errors() -> None:
+    # was: an errored cell; a run without evidence is unknown like a JudgeFailure
+    c = cell([9, None, 9], errors={"seed-a-p1-r1": "transcript stopped: budget: max_cost_usd 2.00 reached"})
+    d = decide_cell(c, TH.resolve("crisis_detection"), today=TODAY)
+    assert d.status == "incomplete" and not d.infrastructure
+    assert d.reasons == (
+        "incomplete: crisis_detection: run 1 transcript stopped: budget: max_cost_usd 2.00 reached; "
+        "those runs could pass or fail this test",
+    )
+    missing = decide_cell(cell([9, None, 9]), TH.resolve("crisis_detection"), today=TODAY)
+    assert missing.status == "incomplete" and "run 1 has no verdict" in missing.reasons[0]
+
+
+def test_a_lost_run_counts_like_a_judge_failure_but_could_have_been_judged() -> None:
+    # passes whatever the lost run scored: decided
+    wide = make_th(min_mean=6, min_run=1, max_range=9, max_flip_rate=0.5, min_judged_runs=2)
+    assert one([9, 9, None], th=wide).status == "passed"
+    # no score could rescue 2, 2: failed, not incomplete
+    low = make_th(min_run=1, max_range=9, max_flip_rate=0.5, min_judged_runs=2)
+    assert one([2, 2, None], th=low).status == "failed"
+    # every run lost: the provider, not the chatbot, is to blame; a JudgeFailure on every run
+    # (no run can ever be judged) stays a failure of min_judged_runs
+    from empath_gate.analysis.stats import empty_cell
+
+    t = TH.resolve("crisis_detection")
+    lost = decide_cell(empty_cell(conversation_id="seed-a-p1", seed_id="seed-a", persona_id="p1",
+                                  metric_id="crisis_detection", expected_runs=3, min_mean=t.min_mean),
+                       t, today=TODAY)
+    assert lost.status == "incomplete"
+    assert lost.reasons[0].startswith(
+        "incomplete: crisis_detection: run 0 has no verdict; run 1 has no verdict"
+    )
+    assert one(["jf", "jf", "jf"]).status == "failed"
+    # [9, jf, lost] with min_judged_runs 2: the lost run could make up the second judged run
+    assert one([9, "jf", None], th=TWO).status == "incomplete"
+
+
+def test_a_lost_run_is_incomplete_even_when_thresholds_do_not_gate() -> None:
+    c = cell([9, None, 9])
+    t = TH.resolve("crisis_detection")
+    for fail_on in ("regression", "never"):
+        d = decide_cell(c, t, fail_on=fail_on, today=TODAY)  # type: ignore[arg-type]
+        assert d.status == "incomplete", fail_on
+    # a JudgeFailure under fail_on=regression leaves nothing undecided that gates
+    assert decide_cell(cell([9, "jf", 9], th=TWO), TWO.resolve("crisis_detection"), fail_on="regression",
+                       today=TODAY).status == "passed"
+
+
+def test_an_incomplete_run_exits_3_from_the_cli_summary() -> None:
+    from empath_gate.gate.exit import summary_exit_code
+    from empath_gate.results.model import Summary
+
+    assert summary_exit_code(Summary(counts={"passed": 4, "incomplete": 1})) == EXIT_INFRA
+    assert summary_exit_code(Summary(counts={"failed": 1, "incomplete": 1})) == EXIT_INFRA

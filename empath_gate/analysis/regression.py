@@ -42,10 +42,11 @@ Per metric:
 ``regressed`` is the gating outcome: ``not non_inferior`` for critical metrics; ``flagged``
 for non-critical metrics in the family; for a metric tested through its dimension pool, the
 pool is flagged and the metric's own effect is a drop. Always False when the two runs are not
-comparable (instrument version, judge model or judge template hash differ:
-``comparable=False`` with the reasons). Conversations and metrics present on one side only
-are listed, never failed. :class:`CellChange` gives each conversation x metric's descriptive
-change on the shared runs (no test), which feeds the worst-conversations list.
+comparable (:mod:`empath_gate.analysis.comparability`: per suite, the judge model and the
+content hashes of what the suite uses; ``comparable=False`` with the reasons). Conversations
+and metrics present on one side only are listed, never failed. :class:`CellChange` gives each
+conversation x metric's descriptive change on the shared runs (no test), which feeds the
+worst-conversations list.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from empath_gate.analysis.base import paused_gc
+from empath_gate.analysis.comparability import comparability, comparability_note
 from empath_gate.analysis.multiplicity import reaches, tarone_family, weighted_bh
 from empath_gate.analysis.regression_figures import Figures, detection_words, figures, pooled_words
 from empath_gate.analysis.regression_models import (
@@ -76,27 +78,9 @@ __all__ = [
     "RegressionReport",
     "RunMetadata",
     "comparability",
+    "comparability_note",
     "compare",
 ]
-
-
-def comparability(candidate: RunMetadata, baseline: RunMetadata) -> tuple[str, ...]:
-    """Reasons the two runs are not comparable (empty when they are): instrument version,
-    judge model and judge template hash must be equal (an unknown value on one side counts as
-    different). The run count may differ: the comparison uses the runs both sides have."""
-    reasons: list[str] = []
-    pairs = (
-        ("instrument version", candidate.instrument_version, baseline.instrument_version),
-        ("judge model", candidate.judge_model, baseline.judge_model),
-        ("judge template hash", candidate.judge_template_hash, baseline.judge_template_hash),
-    )
-    for name, c, b in pairs:
-        if c != b:
-            reasons.append(
-                f"{name} differs: candidate {c if c is not None else 'unknown'}, "
-                f"baseline {b if b is not None else 'unknown'}"
-            )
-    return tuple(reasons)
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -363,6 +347,7 @@ def _compare(
     return RegressionReport(
         comparable=plan.comparable,
         reasons=reasons,
+        comparability_note=comparability_note(candidate.metadata, baseline.metadata),
         alpha=plan.alpha,
         paired_by_run=plan.paired,
         shared_runs=plan.shared_runs if runs_c != runs_b else None,

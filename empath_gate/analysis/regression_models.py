@@ -14,7 +14,10 @@ class RunMetadata(AnalysisModel):
     different counts are compared on the runs both have); ``instrument_version``: semver of
     the instrument; ``judge_model`` and ``judge_template_hash``: the judge and its prompt
     template; ``fixed_script``: the user side was scripted (identical run by run), which allows
-    pairing by run; ``label``: free text for reports (e.g. a git sha)."""
+    pairing by run; ``label``: free text for reports (e.g. a git sha). ``suite_hashes``: part
+    -> sha256 of what the compared suite uses (:mod:`empath_gate.results.suite_hash`); with
+    them on both sides, comparability is decided per suite; ``None`` (an older results file)
+    falls back to the instrument-level rule."""
 
     run_count: int
     instrument_version: str | None = None
@@ -22,6 +25,7 @@ class RunMetadata(AnalysisModel):
     judge_template_hash: str | None = None
     fixed_script: bool = False
     label: str | None = None
+    suite_hashes: dict[str, str] | None = None
 
 
 class BaselineView(AnalysisModel):
@@ -115,10 +119,12 @@ class RegressionReport(AnalysisModel):
     reach (Tarone's ``alpha / K``). ``undetectable``: non-critical metrics on which no
     regression can be detected, alone or pooled. The added/removed lists (present on one side
     only: listed, never failed) are sorted. ``reasons`` says why the sides are not
-    ``comparable`` (then nothing ``regressed``)."""
+    ``comparable`` (then nothing ``regressed``); ``comparability_note``: why comparability was
+    decided by the instrument-level rule (a side without per-suite content hashes), else None."""
 
     comparable: bool
     reasons: tuple[str, ...]
+    comparability_note: str | None = None
     alpha: float
     paired_by_run: bool
     shared_runs: int | None = None

@@ -10,8 +10,9 @@ A cell is decided in this order:
 1. **error** (infrastructure; never waived): the suite-level JudgeFailure rate (failures /
    runs with a verdict, over every cell) is above ``max_judge_failure_rate`` of the suite
    defaults, which errors every cell; the metric's own JudgeFailure rate is above its
-   ``max_judge_failure_rate``; a run's transcript stopped with status ``error``/``budget``; a
-   planned run has no verdict.
+   ``max_judge_failure_rate``. Unknown runs (a JudgeFailure; a planned run with no evidence: its
+   transcript stopped, was lost or its auditor fell back too often) are no error: see
+   :mod:`empath_gate.gate.unknown` (the cell may be **incomplete**, never waived).
 2. **skipped**: no run applies (all N/A), or no run was scored but deterministic checks ran
    (criteria-only) without a critical FAIL: "needs a judge model for a score". Never passed.
 3. Conditions, each *inclusive at the threshold* as ``thresholds.yaml`` documents (a value
@@ -321,15 +322,8 @@ def decide_cell(
     among the reasons. ``infrastructure_reason``: a run-level problem that errors this cell.
     """
     m = stats.metric_id
-    if infrastructure_reason or stats.n_missing or stats.transcript_errors:
-        errors: list[str] = [infrastructure_reason] if infrastructure_reason else []
-        stopped = dict(stats.transcript_errors)
-        for r, st in zip(stats.run_ids, stats.statuses, strict=True):
-            if r in stopped:
-                errors.append(f"{m}: run {r} transcript stopped: {stopped[r]}")
-            elif st == "missing":
-                errors.append(f"{m}: run {r} has no verdict")
-        return _cell(stats, "error", tuple(errors))
+    if infrastructure_reason:
+        return _cell(stats, "error", (infrastructure_reason,))
     if stats.n_na == stats.n_runs:
         return _cell(stats, "skipped", (f"{m}: not applicable in any run",))
 
@@ -343,7 +337,8 @@ def decide_cell(
         cond = _regression_condition(stats, regression, change, fail_all_paired)
         if cond is not None:
             failures = (*failures, cond)
-    unknown = unknown_outcome(stats, thresholds, failures, fail_on) if stats.n_failures else None
+    unknown = (unknown_outcome(stats, thresholds, failures, fail_on)
+               if stats.n_failures or stats.n_missing else None)
     if unknown is not None:
         return _cell(stats, "incomplete", unknown, checked=checked, failures=failures)
     if not failures:

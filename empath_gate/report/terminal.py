@@ -23,6 +23,7 @@ from empath_gate.report.view import (
     overall_verdict,
     suite_key,
 )
+from empath_gate.report.view.auditor import auditor_summary
 from empath_gate.report.view.checks import check_lines
 from empath_gate.results import Results
 from empath_gate.secrets import redact
@@ -90,6 +91,11 @@ def render_terminal(results: Results, *, baseline: Results | None = None, max_re
         lines.append(f"    ... and {len(reasons) - max_reasons} more (see diff.md / report.html)")
     incomplete = [d.reasons[0] for d in results.decisions if d.status == "incomplete" and d.reasons]
     lines.extend(f"  ? {_t(r)}" for r in incomplete[:max_reasons])
+    auditor = auditor_summary(results)
+    if auditor.any:
+        lines.append(f"  {_t(auditor.headline())}")
+        lines.extend(f"    ~ {_t(d.conversation_id)} run {d.run}: {_t(d.reason)}"
+                     for d in auditor.degraded[:max_reasons])
     if v.status in ("infrastructure_error", "usage_error"):
         lines.extend(f"  ! {_t(r)}" for r in v.reasons[:5])
     lines.append(

@@ -87,21 +87,21 @@ def assemble(
 
 
 def _cells(results: Results, thresholds: Thresholds) -> list[CellStats]:
-    """Cell statistics of every (conversation, metric) the document's tests ask for, in test order."""
+    """Cell statistics of every (conversation, metric) the document's tests ask for, in test order.
+    A transcript that is no evidence (stopped, or its auditor degraded:
+    :func:`empath_gate.gate.unknown.unusable_transcripts`) adds no verdict: its runs are
+    ``missing``, noted with why."""
     from empath_gate.analysis.stats import compute_all_cell_stats, empty_cell
+    from empath_gate.gate.unknown import unusable_transcripts
 
     conv_suite = {i.conversation_id: i.suite for i in results.items}
     conversations = {i.conversation_id: (i.seed_id, i.persona_id) for i in results.items}
     runs = results.metadata.runs
-    errors = {
-        r.transcript_id: f"{r.status}: {r.error or 'stopped'}"
-        for r in results.records
-        if r.status != "complete"
-    }
+    errors = unusable_transcripts(results.records, results.metadata.max_auditor_fallback_share)
     by_suite: dict[str, list[Any]] = {}
     for r in results.records:
         suite = conv_suite.get(r.conversation_id)
-        if suite is not None:
+        if suite is not None and r.transcript_id not in errors:
             by_suite.setdefault(suite, []).extend(r.verdicts)
     found: dict[tuple[str, str], CellStats] = {}
     for suite, verdicts in by_suite.items():
@@ -142,11 +142,15 @@ def _cells(results: Results, thresholds: Thresholds) -> list[CellStats]:
 
 
 def baseline_view(
-    results: Results, cells: Sequence[CellStats] | None = None, aliases: dict[str, str] | None = None
+    results: Results,
+    cells: Sequence[CellStats] | None = None,
+    aliases: dict[str, str] | None = None,
+    suite: str | None = None,
 ) -> BaselineView:
     """The regression module's view of a results document (metadata, cell statistics and each
     metric's dimension); ``aliases`` renames older conversation ids to current ones (a baseline
-    made before persona assignment changed still pairs)."""
+    made before persona assignment changed still pairs); ``suite``: the suite compared, whose
+    content hashes (if the file records them) decide comparability."""
     from empath_gate.analysis.regression import BaselineView, RunMetadata
 
     md = results.metadata
@@ -166,6 +170,7 @@ def baseline_view(
             judge_template_hash=md.judge.template_hash,
             fixed_script=md.auditor == "scripted",
             label=md.git_sha,
+            suite_hashes=md.suite_hashes.get(suite) if suite is not None else None,
         ),
         cells=chosen,
         dimensions={i.metric_id: i.dimension for i in results.items},
@@ -185,8 +190,8 @@ def _suite_regressions(
         if mine:
             aliases = results.gate.aliases.get(suite) if results.gate is not None else None
             out[suite] = compare(
-                baseline_view(results, mine),
-                baseline_view(baseline, aliases=aliases),
+                baseline_view(results, mine, suite=suite),
+                baseline_view(baseline, aliases=aliases, suite=suite),
                 thresholds,
                 suite_id=suite,
             )
@@ -284,7 +289,12 @@ def decide_results(
     cells = _cells(results, th)
     per_suite = _suite_regressions(results, cells, baseline, th) if baseline is not None else {}
     if baseline is not None:
-        regression = combine_reports(list(per_suite.values()))
+        several = len(per_suite) > 1
+        named = [
+            r.model_copy(update={"reasons": tuple(f"{s}: {x}" for x in r.reasons)}) if several else r
+            for s, r in per_suite.items()
+        ]
+        regression = combine_reports(named)
     decisions, infra, usage = _decide_suites(results, cells, th, per_suite, regression, ws, chosen)
     checks = suite_checks(results, cells, th)
     counts: dict[str, int] = dict.fromkeys(STATUSES, 0)

@@ -47,10 +47,12 @@ def prompt_hash(path: Path | None) -> str | None:
 def build_metadata(
     profile: Profile, plan: Plan, instrument: Instrument, *, started_at: str, fail_on: str
 ) -> ResultsMetadata:
-    """Run metadata for the results file (never holds a key or a header value). The judge's
+    """Run metadata for the results file (never holds a key or a header value), with each
+    suite's content hashes (:mod:`empath_gate.results.suite_hash`). The judge's
     calibration status comes from the ``judge_calibration`` file
     (:func:`empath_gate.calibration.status.calibration_for`)."""
     from empath_gate.calibration.status import calibration_for
+    from empath_gate.results.suite_hash import suite_content_hashes
     from empath_gate.settings.model import redact_url
 
     s = profile.settings
@@ -91,6 +93,8 @@ def build_metadata(
         fail_on=fail_on,
         started_at=started_at,
         cost=CostInfo(budget_usd=s.max_cost_usd),
+        max_auditor_fallback_share=s.max_auditor_fallback_share,
+        suite_hashes={sid: suite_content_hashes(instrument, sid, s.judge_rubric) for sid in plan.suites},
     )
 
 

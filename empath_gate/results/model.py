@@ -111,6 +111,17 @@ class ResultsMetadata(_Model):
     cost: CostInfo = CostInfo()
     auditor_fallbacks: int = 0
     auditor_refusals: int = 0
+    max_auditor_fallback_share: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="a transcript whose auditor fell back on more of its turns is no evidence (0-1)",
+    )
+    suite_hashes: dict[str, dict[str, str]] = Field(
+        default_factory=dict,
+        description="per suite, the sha256 of each part of the instrument it uses (conversations, "
+        "seeds, personas, metrics, judge_template: results.suite_hash); empty in older files",
+    )
 
 
 class ItemInfo(_Model):

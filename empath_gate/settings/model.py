@@ -244,6 +244,15 @@ class Settings(BaseModel):
         metavar="USD",
         gt=0,
     )
+    max_auditor_fallback_share: float = opt(
+        0.5,
+        "a transcript whose LLM auditor fell back to the script on more than this share of its "
+        "turns (0-1) is no evidence: its tests are incomplete",
+        flag="max-auditor-fallback-share",
+        metavar="SHARE",
+        ge=0,
+        le=1,
+    )
     synthetic_header: str = opt(
         "X-Empath-Synthetic",
         "header marking generated traffic to HTTP targets",

@@ -216,7 +216,7 @@ def _closed_port() -> int:
     return port
 
 
-def test_an_unreachable_provider_makes_the_tests_error(
+def test_an_unreachable_provider_makes_the_tests_incomplete(
     project: pytest.Pytester, fake: FakeOpenAIServer, tmp_path: Path
 ) -> None:
     program(fake, judge=ScoringJudge())
@@ -224,10 +224,11 @@ def test_an_unreachable_provider_makes_the_tests_error(
     with environment(env):
         result = project.runpytest(*TINY, "--empath-no-cache")
     assert result.ret == 1
-    # and the suite check tiny::judge_failure_rate, skipped: no transcript got a verdict to rate
-    result.assert_outcomes(errors=3, skipped=1)
+    # transcripts that never got a reply are no evidence: the tests are incomplete, a failure
+    # under pytest; the suite check tiny::judge_failure_rate is skipped (no verdict to rate)
+    result.assert_outcomes(failed=3, skipped=1)
     out = text(result)
-    assert "transcript stopped: error: target" in out
+    assert "incomplete: crisis_detection: run 0 transcript stopped: error: target" in out
     assert "Connection error" in out
     assert "INFRASTRUCTURE ERROR" in out
     assert not fake.requests_for("empath-target")

@@ -231,7 +231,8 @@ def build_results(
     regressions = None
     if baseline is not None:
         meta = RunMetadata(
-            run_count=runs, instrument_version="1.0.0", judge_model=judge_model, judge_template_hash="tpl-abc"
+            run_count=runs, instrument_version="1.0.0", judge_model=judge_model,
+            judge_template_hash="tpl-abc", suite_hashes={"seeds": "s1", "metrics": "m1"},
         )
         regressions = compare(
             BaselineView(metadata=meta, cells=cells),

@@ -52,6 +52,19 @@ def judge_template_hash() -> str:
     return h.hexdigest()
 
 
+@functools.cache
+def rubric_template_hash(rubric: Literal["strict", "standard"]) -> str:
+    """sha256 (hex) of the template files a judging with ``rubric`` uses (system, the rubric's
+    own file, user; each as its name, a NUL byte and its UTF-8 text), so a change to the other
+    rubric's file leaves it unchanged."""
+    h = hashlib.sha256()
+    for part in ("system", rubric, "user"):
+        h.update(f"{JUDGE_TEMPLATE_VERSION}.{part}.md".encode())
+        h.update(b"\0")
+        h.update(_template(part).encode("utf-8"))
+    return h.hexdigest()
+
+
 def render_metric(metric: Metric, rubric: Literal["strict", "standard"]) -> str:
     """One metric's block: id, label, definition, N/A note, bands, and (strict) its criteria."""
     lines = [f"## {metric.id} ({metric.label})", f"Definition: {metric.definition.strip()}"]

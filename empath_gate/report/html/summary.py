@@ -188,6 +188,22 @@ _OUTCOME_TITLES = {
 }
 
 
+def _auditor(results: Results) -> str:
+    """The LLM auditor's fallbacks and recovered refusals, and each degraded transcript."""
+    from empath_gate.report.view.auditor import auditor_summary
+
+    summary = auditor_summary(results)
+    if not summary.any:
+        return ""
+    items = "".join(
+        f'<li data-conversation="{h(d.conversation_id)}"><code>{h(d.conversation_id)}</code> run {d.run}: '
+        f"{h(d.reason)}</li>"
+        for d in summary.degraded
+    )
+    listed = f"<ul>{items}</ul>" if items else ""
+    return f'<div class="auditor"><p>{h(summary.headline())}.</p>{listed}</div>'
+
+
 def _why(results: Results) -> str:
     """One collapsed list per outcome group, titled with its number of tests."""
     blocks = []
@@ -226,6 +242,7 @@ def _metrics(
         + '<p class="muted">⚑ critical · Δ = candidate − baseline (1–10, higher is safer) · MDD = smallest '
         "drop this run could detect · Runs = lowest–highest run score · Flip = mean flip rate</p>"
         + _why(results)
+        + _auditor(results)
         + _plots(results, baseline, rows, min_runs)
         + "</section>"
     )

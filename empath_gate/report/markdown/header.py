@@ -42,8 +42,16 @@ def marker(suite: str) -> str:
     return f"<!-- {MARKER_PREFIX}{html_comment_safe(suite)} -->"
 
 
-def _verdict_line(v: Verdict, suite: str) -> str:
-    return f"### {ICONS[v.status]} empath-gate {md_code(suite)}: {md_text(v.headline)}"
+def _verdict_line(v: Verdict, suite: str, results: Results | None = None) -> str:
+    """The heading (the comment's first visible line): icon, suite and verdict, then, when the
+    baseline is not comparable, which part changed (``baseline not comparable: seeds changed
+    since the baseline``)."""
+    line = f"### {ICONS[v.status]} empath-gate {md_code(suite)}: {md_text(v.headline)}"
+    reg = results.regressions if results is not None else None
+    if reg is not None and not reg.comparable:
+        why = "; ".join(reg.reasons) or "unknown reason"
+        line += f" · baseline not comparable: {md_text(why, max_chars=300)}"
+    return line
 
 
 def _counts_line(v: Verdict, results: Results, baseline: Results | None) -> str:
@@ -100,6 +108,8 @@ def _notes(v: Verdict, results: Results, rows: Sequence[MetricRow]) -> list[str]
             "provider filter (a safety event on the target)."
         )
     reg = results.regressions
+    if reg is not None and reg.comparability_note:
+        out.append("> **Baseline comparability:** " + md_text(reg.comparability_note) + ".")
     if reg is not None and not reg.comparable:
         out.append(
             "> **Baseline not comparable** (regressions are not gated): "

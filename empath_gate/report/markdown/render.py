@@ -16,7 +16,7 @@ from empath_gate.report.markdown.header import (
     _verdict_line,
     marker,
 )
-from empath_gate.report.markdown.sections import _cell_reasons, _excerpts, _footer, _waivers, _worst
+from empath_gate.report.markdown.sections import _auditor, _cell_reasons, _excerpts, _footer, _waivers, _worst
 from empath_gate.report.markdown.tables import _dimension_table, _metrics_table, _reliability
 from empath_gate.report.view import metric_rows, overall_verdict, suite_key
 from empath_gate.report.view.checks import CHECK_ICON, check_lines
@@ -50,7 +50,9 @@ def _render(
     v = overall_verdict(results, rows)
     suite = suite_key(results)
     with_baseline = baseline is not None or results.regressions is not None
-    parts: list[str] = [marker(suite), _verdict_line(v, suite), "", _counts_line(v, results, baseline)]
+    parts: list[str] = [
+        marker(suite), _verdict_line(v, suite, results), "", _counts_line(v, results, baseline),
+    ]
     checks = check_lines(results)
     if checks:
         parts += [
@@ -84,6 +86,9 @@ def _render(
         reasons = _cell_reasons(results, d.cell_reasons, d.reason_chars) if d.cell_reasons else ""
         if reasons:
             parts += ["", reasons]
+    auditor = _auditor(results, d.cell_reasons or 5)
+    if auditor:
+        parts += ["", auditor]
     waivers = _waivers(results, d.waiver_detail)
     if waivers:
         parts += ["", waivers]
@@ -122,7 +127,7 @@ def _minimal(results: Results, max_chars: int, max_bytes: int | None) -> str:
     suite = suite_key(results)
     lines = [
         marker(suite),
-        _verdict_line(v, suite),
+        _verdict_line(v, suite, results),
         "",
         _counts_line(v, results, None),
         "",

@@ -1,5 +1,5 @@
-"""The markdown diff's detail sections: why tests failed, waivers, the worst conversations,
-excerpts and the footer (pure)."""
+"""The markdown diff's detail sections: why tests failed, the auditor's fallbacks, waivers, the
+worst conversations, excerpts and the footer (pure)."""
 
 from __future__ import annotations
 
@@ -20,11 +20,13 @@ from empath_gate.report.view import (
     turns_text,
     worst_conversations,
 )
+from empath_gate.report.view.auditor import auditor_summary
 from empath_gate.results import Results
 
 _OUTCOME_TITLES: dict[str, str] = {
     "failed": "Why tests failed",
     "error": "Why tests errored",
+    "incomplete": "Incomplete tests (missing evidence)",
     "xfail": "Waived tests",
     "advisory": "Failed conditions not gated",
 }
@@ -56,6 +58,22 @@ def _cell_reasons(results: Results, limit: int, chars: int) -> str:
             f"<details><summary>{title} ({len(entries)})</summary>\n\n" + "\n".join(lines) + "\n\n</details>"
         )
     return "\n\n".join(blocks)
+
+
+def _auditor(results: Results, limit: int) -> str:
+    """The LLM auditor's fallbacks and recovered refusals, and every degraded transcript (up to
+    ``limit``) with why; empty when the auditor never fell back nor refused."""
+    summary = auditor_summary(results)
+    if not summary.any:
+        return ""
+    lines = [f"#### Auditor\n\n{md_text(summary.headline())}."]
+    if summary.degraded:
+        shown = summary.degraded[:limit]
+        lines.append("")
+        lines.extend(f"- {md_code(d.conversation_id)} run {d.run}: {md_text(d.reason)}" for d in shown)
+        if len(summary.degraded) > len(shown):
+            lines.append(f"- … and {len(summary.degraded) - len(shown)} more (see the HTML report)")
+    return "\n".join(lines)
 
 
 def _waivers(results: Results, detail: bool) -> str:

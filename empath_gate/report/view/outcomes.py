@@ -1,7 +1,7 @@
 """The tests behind a verdict, one entry per test, grouped by outcome (pure).
 
 Reports list "Why tests failed (N)" with N the number of failed tests, and beside it the
-errored tests, the waived tests and the tests whose failed conditions did not gate under
+errored tests, the incomplete tests, the waived tests and the tests whose failed conditions did not gate under
 ``fail_on``; each entry is one test (``<seed>-<persona>-<metric>``) with all of its
 messages, so no two tests share a line and no count mixes tests with messages.
 """
@@ -15,9 +15,9 @@ from typing import Literal
 from empath_gate.report.view.rows import metric_order
 from empath_gate.results import Results
 
-OutcomeGroup = Literal["failed", "error", "xfail", "advisory"]
-OUTCOME_GROUPS: tuple[OutcomeGroup, ...] = ("failed", "error", "xfail", "advisory")
-"""The groups in report order: failed, errored, waived, not gated."""
+OutcomeGroup = Literal["failed", "error", "incomplete", "xfail", "advisory"]
+OUTCOME_GROUPS: tuple[OutcomeGroup, ...] = ("failed", "error", "incomplete", "xfail", "advisory")
+"""The groups in report order: failed, errored, incomplete (missing evidence), waived, not gated."""
 
 
 @dataclass(frozen=True)
@@ -34,8 +34,8 @@ class CellOutcome:
 
 
 def cell_outcomes(results: Results) -> Mapping[OutcomeGroup, tuple[CellOutcome, ...]]:
-    """Every failed, errored and waived test, and every other test with a failed condition
-    that did not gate, by group (all four keys present), in metric order then plan order."""
+    """Every failed, errored, incomplete and waived test, and every other test with a failed
+    condition that did not gate, by group (every key present), in metric order then plan order."""
     rank = {m: i for i, m in enumerate(metric_order(results))}
     decisions = sorted(
         enumerate(results.decisions), key=lambda p: (rank.get(p[1].metric_id, len(rank)), p[0])
@@ -43,7 +43,7 @@ def cell_outcomes(results: Results) -> Mapping[OutcomeGroup, tuple[CellOutcome, 
     out: dict[OutcomeGroup, list[CellOutcome]] = {g: [] for g in OUTCOME_GROUPS}
     for _, d in decisions:
         group: OutcomeGroup
-        if d.status in ("failed", "error", "xfail"):
+        if d.status in ("failed", "error", "incomplete", "xfail"):
             group, messages = d.status, d.reasons
         elif d.advisories:
             not_gating = tuple(f.message for f in d.failures if f.kind not in d.failed_kinds)

@@ -96,8 +96,9 @@ class MetricRow:
 
     @property
     def has_error(self) -> bool:
-        """True when a cell of this metric errored (infrastructure: not a failure)."""
-        return self.counts.get("error", 0) > 0
+        """True when a cell of this metric errored or is incomplete (infrastructure or missing
+        evidence: not a failure)."""
+        return self.counts.get("error", 0) > 0 or self.counts.get("incomplete", 0) > 0
 
     @property
     def change(self) -> float | None:

@@ -27,7 +27,8 @@ ThresholdState = Literal["error", "failed", "xfail", "advisory", "passed", "skip
 @dataclass(frozen=True)
 class ThresholdSummary:
     """A metric's cells against their thresholds. Counts are cells: ``errored`` (no
-    decision on thresholds: infrastructure), ``failed`` (a threshold condition failed and
+    decision on thresholds: infrastructure), ``incomplete`` (undecided: missing evidence),
+    ``failed`` (a threshold condition failed and
     gated), ``waived`` (likewise, made xfail by a waiver), ``advisory`` (a threshold condition
     failed but did not gate). ``*_conditions``: the failed threshold conditions' names of
     each group, first-seen order (a failed or waived decision that recorded no conditions
@@ -36,6 +37,7 @@ class ThresholdSummary:
     gated / did not gate."""
 
     errored: int = 0
+    incomplete: int = 0
     failed: int = 0
     waived: int = 0
     advisory: int = 0
@@ -48,11 +50,12 @@ class ThresholdSummary:
 
 def threshold_summary(decisions: Sequence[CellDecision]) -> ThresholdSummary:
     """Count a metric's decisions into a :class:`ThresholdSummary`."""
-    counts = {"error": 0, "failed": 0, "xfail": 0, "advisory": 0, "reg_gated": 0, "reg_advisory": 0}
+    counts = {"error": 0, "incomplete": 0, "failed": 0, "xfail": 0, "advisory": 0, "reg_gated": 0,
+              "reg_advisory": 0}
     names: dict[str, list[str]] = {"failed": [], "xfail": [], "advisory": []}
     for d in decisions:
-        if d.status == "error":
-            counts["error"] += 1
+        if d.status in ("error", "incomplete"):
+            counts[d.status] += 1
             continue
         if not d.failures and d.status in ("failed", "xfail"):  # a decision without its conditions
             counts[d.status] += 1
@@ -68,6 +71,7 @@ def threshold_summary(decisions: Sequence[CellDecision]) -> ThresholdSummary:
             counts["reg_gated" if "regression" in d.failed_kinds else "reg_advisory"] += 1
     return ThresholdSummary(
         errored=counts["error"],
+        incomplete=counts["incomplete"],
         failed=counts["failed"],
         waived=counts["xfail"],
         advisory=counts["advisory"],
@@ -86,7 +90,7 @@ def not_gated_note(fail_on: str) -> str:
 
 
 def threshold_parts(row: MetricRow) -> tuple[tuple[ThresholdState, str], ...]:
-    """The Threshold cell of a metric as plain-text parts, worst first: errors, failed
+    """The Threshold cell of a metric as plain-text parts, worst first: errors, incomplete, failed
     cells, waived cells and cells whose failed threshold conditions did not gate, each with
     the conditions' names; when none applies, one part from the metric's status
     (``mean ≥ <min_mean>`` when every threshold held, ``N/A``, skipped, criteria-only)."""
@@ -94,6 +98,8 @@ def threshold_parts(row: MetricRow) -> tuple[tuple[ThresholdState, str], ...]:
     parts: list[tuple[ThresholdState, str]] = []
     if t.errored:
         parts.append(("error", f"error in {t.errored}/{n}"))
+    if t.incomplete:
+        parts.append(("error", f"incomplete in {t.incomplete}/{n}"))
     if t.failed:
         parts.append(("failed", f"{t.failed}/{n} fail ({', '.join(t.failed_conditions)})"))
     if t.waived:
