@@ -171,6 +171,28 @@ def verdicts(doc: Mapping[str, Any]) -> tuple[dict[tuple[str, str], dict[str, An
     return out, dup
 
 
+def lost_causes(doc: Mapping[str, Any]) -> Counter[str]:
+    """Why each planned verdict without a score was lost: the transcript's status and the
+    start of its error, or the judge's verdict status and failure reason."""
+    runs = int(doc["metadata"]["runs"])
+    got, _ = verdicts(doc)
+    records = {r["transcript_id"]: r for r in doc["records"]}
+    causes: Counter[str] = Counter()
+    for item in doc["items"]:
+        for r in range(runs):
+            tid = f'{item["conversation_id"]}-r{r}'
+            v = got.get((tid, item["metric_id"]))
+            if v is not None and v["status"] in EVIDENCE:
+                continue
+            if v is None:
+                record = records.get(tid)
+                error = (record or {}).get("error") or ""
+                causes[f"transcript {(record or {}).get('status', 'missing')}: {error[:60]}"] += 1
+            else:
+                causes[f"verdict {v['status']}: {(v.get('failure') or {}).get('reason')}"] += 1
+    return causes
+
+
 def figures(doc: Mapping[str, Any], free: Mapping[str, Any]) -> dict[str, int]:
     """lost, duplicated, mis-scored and changed transcripts of ``doc`` against ``free``."""
     runs = int(doc["metadata"]["runs"])
@@ -231,7 +253,9 @@ def soak(args: argparse.Namespace) -> None:
         server.random_faults(JUDGE_MODEL, {})
         healed = run_suite(server, "healed (faults off)", base / "healed", base / "cache-soak", args)
         already_good = good.by_phase.get("faulty", set())
-        reasked = sum(request_fingerprint(r) in already_good for r in healed.requests)
+        again = [r for r in healed.requests if request_fingerprint(r) in already_good]
+        reasked_by = Counter(ROLE_OF.get(r.model or "", str(r.model)) for r in again)
+        reasked = sum(reasked_by.values())
         good.phase = "target"
         target_filters: dict[str, tuple[float, ReplySpec]] = {"filter": (0.01, Fault.content_filter())}
         server.random_faults(HTTP_TARGET_MODEL, target_filters, seed=args.seed)
@@ -242,6 +266,11 @@ def soak(args: argparse.Namespace) -> None:
     print(tabulate(rows, headers=head))
     served = Counter(f"{ROLE_OF.get(r.model or '', r.model)} {kind}" for r, kind in faulty.faults)
     print("faults served in the faulty run: " + ", ".join(f"{k} {n}" for k, n in sorted(served.items())))
+    by_role = ", ".join(f"{k} {n}" for k, n in sorted(reasked_by.items())) or "none"
+    print(f"re-asked good in the healed run, by role: {by_role}")
+    for out in (faulty, healed, target):
+        for cause, n in sorted(lost_causes(out.doc).items()):
+            print(f"lost in the {out.name} run: {n} x {cause}")
     filtered = target.doc["summary"].get("target_filtered", 0)
     print(f"target replies filtered in the target-filter run: {filtered}")
     for out in (free, faulty, healed, target):
