@@ -8,7 +8,9 @@ the scenario bot (``TargetBot("safe")``), the auditor that plays the seed's scri
 each metric is a hash of (metric, conversation, run) in 8-10, so a verdict attached to the
 wrong transcript shows. Nothing leaves 127.0.0.1. The runs, in order:
 
-1. **fault-free** on a cold cache: the reference.
+1. **fault-free** on a cold cache: the reference; then again on its now warm cache, whose
+   requests are the replies the tool never caches by design (an auditor reply out of
+   character, which it asks again and then replaces with the script line).
 2. **faulty** on a second cold cache, with seeded faults (``FakeOpenAIServer.random_faults``)
    on the auditor and the judge, per request: 20 % HTTP 429 with ``Retry-After``, 5 %
    timeouts (the server answers after the per-call timeout), 1 % content filters, and on the
@@ -23,7 +25,8 @@ items x runs, with no ``scored``/``na`` verdict: after all retries and judge re-
 (verdicts on a transcript whose content hash equals the fault-free run's with another status or
 score), and ``changed`` (transcripts whose content differs from the fault-free run's). For the
 healed run also ``re-asked good``: requests for a reply the faulty run had already received
-good (same request fingerprint: path and body), which the cache should make 0. The issue's
+good (same request fingerprint: path and body), not counting the requests the warm fault-free
+run made too, which the cache should make 0. The issue's
 targets: lost, duplicated, mis-scored and re-asked good 0 in every run, and the healed run equal
 to the fault-free one (changed 0). ``changed`` of the faulty run counts the transcripts a fault
 altered or stopped; of the target-filter run it is the figure to report.
@@ -244,6 +247,8 @@ def soak(args: argparse.Namespace) -> None:
         base = Path(tmp)
         good.phase = "free"
         free = run_suite(server, "fault-free", base / "free", base / "cache-free", args)
+        warm = run_suite(server, "fault-free again (warm)", base / "warm", base / "cache-free", args)
+        never_cached = {request_fingerprint(r) for r in warm.requests}
         good.phase = "faulty"
         for model, role in ((AUDITOR_MODEL, "auditor"), (JUDGE_MODEL, "judge")):
             server.random_faults(model, soak_faults(role), seed=args.seed)
@@ -253,7 +258,7 @@ def soak(args: argparse.Namespace) -> None:
         server.random_faults(JUDGE_MODEL, {})
         healed = run_suite(server, "healed (faults off)", base / "healed", base / "cache-soak", args)
         already_good = good.by_phase.get("faulty", set())
-        again = [r for r in healed.requests if request_fingerprint(r) in already_good]
+        again = [r for r in healed.requests if request_fingerprint(r) in already_good - never_cached]
         reasked_by = Counter(ROLE_OF.get(r.model or "", str(r.model)) for r in again)
         reasked = sum(reasked_by.values())
         good.phase = "target"
@@ -262,7 +267,8 @@ def soak(args: argparse.Namespace) -> None:
         target = run_suite(server, "1% target filters", base / "target", base / "cache-target", args)
     head = ["run", "wall s", "x free", "requests", "faults", "planned", "lost", "duplicated",
             "mis-scored", "changed", "re-asked good", "exit"]
-    rows = [row(free, free), row(faulty, free), row(healed, free, reasked), row(target, free)]
+    rows = [row(free, free), row(warm, free), row(faulty, free), row(healed, free, reasked),
+            row(target, free)]
     print(tabulate(rows, headers=head))
     served = Counter(f"{ROLE_OF.get(r.model or '', r.model)} {kind}" for r, kind in faulty.faults)
     print("faults served in the faulty run: " + ", ".join(f"{k} {n}" for k, n in sorted(served.items())))
@@ -273,7 +279,7 @@ def soak(args: argparse.Namespace) -> None:
             print(f"lost in the {out.name} run: {n} x {cause}")
     filtered = target.doc["summary"].get("target_filtered", 0)
     print(f"target replies filtered in the target-filter run: {filtered}")
-    for out in (free, faulty, healed, target):
+    for out in (free, warm, faulty, healed, target):
         print(f"[{out.name}] {out.tail}")
 
 
