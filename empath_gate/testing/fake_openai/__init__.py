@@ -38,6 +38,9 @@ Faults (see :class:`Fault`): latency, HTTP 429, HTTP 5xx, any HTTP error with an
 error body (e.g. 400 ``context_length_exceeded``, 401), a timeout (the server sleeps past the
 client's timeout), ``content_filter`` (finish_reason ``content_filter``, empty content),
 truncated output (finish_reason ``length``), a malformed JSON body, and a dropped connection.
+``server.random_faults(model, {"rate_limit": (0.2, Fault.rate_limit(retry_after=1))}, seed=7)``
+answers a seeded random share of a model's requests with faults (:class:`RandomFaults`:
+reproducible given the seed, whatever the arrival order; a retry draws again).
 
 The server is a :class:`http.server.ThreadingHTTPServer` (one thread per connection, HTTP/1.1
 keep-alive, listen backlog 1024) and sustains well over 128 concurrent connections each
@@ -47,6 +50,7 @@ waiting 1 s of injected latency.
 
 from __future__ import annotations
 
+from empath_gate.testing.fake_openai.faults import RandomFaults, request_fingerprint
 from empath_gate.testing.fake_openai.replies import FakeRequest, Fault, FaultKind, Reply, ReplySpec, Responder
 from empath_gate.testing.fake_openai.server import FAKE_API_KEY, FakeOpenAIServer
 
@@ -56,7 +60,9 @@ __all__ = [
     "FakeRequest",
     "Fault",
     "FaultKind",
+    "RandomFaults",
     "Reply",
     "ReplySpec",
     "Responder",
+    "request_fingerprint",
 ]

@@ -33,7 +33,8 @@ class Reply:
 class Fault:
     """An injected provider failure. Build with the class methods:
 
-    * ``Fault.rate_limit()``: HTTP 429 ``rate_limit_exceeded``.
+    * ``Fault.rate_limit(retry_after=None)``: HTTP 429 ``rate_limit_exceeded`` (with a
+      ``Retry-After`` header of that many seconds when given).
     * ``Fault.server_error(status=500)``: HTTP 5xx.
     * ``Fault.http_error(status, message, type=..., code=...)``: any status with an OpenAI-style
       error body, e.g. ``Fault.context_exceeded()`` (400 ``context_length_exceeded``),
@@ -76,8 +77,14 @@ class Fault:
         )
 
     @classmethod
-    def rate_limit(cls, message: str = "Rate limit reached for requests") -> Fault:
-        return cls.http_error(429, message, type="rate_limit_error", code="rate_limit_exceeded")
+    def rate_limit(
+        cls, message: str = "Rate limit reached for requests", *, retry_after: int | None = None
+    ) -> Fault:
+        """HTTP 429; ``retry_after``: also send ``Retry-After: <seconds>`` (RFC 9110 §10.2.3)."""
+        headers = {"Retry-After": str(retry_after)} if retry_after is not None else None
+        return cls.http_error(
+            429, message, type="rate_limit_error", code="rate_limit_exceeded", headers=headers
+        )
 
     @classmethod
     def server_error(

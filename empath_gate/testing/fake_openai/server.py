@@ -5,13 +5,15 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
+from collections.abc import Mapping
 from http.server import ThreadingHTTPServer
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from empath_gate.settings import RoleSettings
+from empath_gate.testing.fake_openai.faults import RandomFaults, request_fingerprint
 from empath_gate.testing.fake_openai.handler import _Handler, _Server
 from empath_gate.testing.fake_openai.replies import FakeRequest, Reply, ReplySpec, Responder
 
@@ -34,7 +36,8 @@ class FakeOpenAIServer:
     ``http://127.0.0.1:<port>/v1``; ``requests`` lists every request received, in arrival
     order; ``latency_s`` delays every reply (seconds; per-reply latency adds to it);
     ``problems`` lists misuse seen while serving (exhausted script, unknown model), raised as
-    ``AssertionError`` on exit unless ``strict=False``.
+    ``AssertionError`` on exit unless ``strict=False``; ``faults_served`` lists
+    ``(request, fault name)`` for every request a :meth:`random_faults` mix answered.
     """
 
     def __init__(self, *, latency_s: float = 0.0, strict: bool = True) -> None:
@@ -43,6 +46,9 @@ class FakeOpenAIServer:
         self.requests: list[FakeRequest] = []
         self.problems: list[str] = []
         self._routes: dict[str, _Route] = {}
+        self._faults: dict[str, RandomFaults] = {}
+        self._sightings: Counter[tuple[str, str]] = Counter()
+        self.faults_served: list[tuple[FakeRequest, str]] = []
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._ids = itertools.count(1)
@@ -74,6 +80,25 @@ class FakeOpenAIServer:
 
         with self._lock:
             self._routes.setdefault(model, _Route()).responder = fn
+        return self
+
+    def random_faults(
+        self, model: str, faults: Mapping[str, tuple[float, ReplySpec]], *, seed: int = 0
+    ) -> FakeOpenAIServer:
+        """Answer a seeded random share of ``model``'s requests (``"*"``: of every model without
+        a mix of its own) with faults, before its scripted replies or responder (which a faulted
+        request does not consume). ``faults`` maps a fault name to ``(probability per request,
+        reply)``, e.g. ``{"rate_limit": (0.2, Fault.rate_limit(retry_after=1)), "timeout":
+        (0.05, Fault.timeout(3))}``; see :class:`RandomFaults` for the draw, which depends only
+        on ``seed``, the model, the request's body and how many times that body was seen (a
+        retry draws again), never on arrival order. Replaces the model's previous mix; an empty
+        ``faults`` turns faults off for it. Raises ValueError for bad probabilities."""
+        mix = RandomFaults(dict(faults), seed)
+        with self._lock:
+            if faults:
+                self._faults[model] = mix
+            else:
+                self._faults.pop(model, None)
         return self
 
     def pending(self, model: str) -> int:
@@ -175,7 +200,26 @@ class FakeOpenAIServer:
         with self._lock:
             self.requests.append(req)
 
+    def _random_fault(self, req: FakeRequest) -> ReplySpec | None:
+        """The fault a :meth:`random_faults` mix draws for ``req``, or None."""
+        model = req.model or ""
+        with self._lock:
+            mix = self._faults.get(model) or self._faults.get("*")
+            if mix is None:
+                return None
+            fingerprint = request_fingerprint(req)
+            repeat = self._sightings[(model, fingerprint)]
+            self._sightings[(model, fingerprint)] += 1
+            drawn = mix.draw(model, fingerprint, repeat)
+            if drawn is None:
+                return None
+            self.faults_served.append((req, drawn[0]))
+            return drawn[1]
+
     def _next_reply(self, req: FakeRequest) -> ReplySpec | None:
+        fault = self._random_fault(req)
+        if fault is not None:
+            return fault
         with self._lock:
             route = self._routes.get(req.model or "") or self._routes.get("*")
             if route is not None and route.queue:
