@@ -269,6 +269,7 @@ class LLMAuditor(Auditor):
                 return False
             return reply_break(c.content, user_turn=user_turn, persona=persona, seed=seed) is None
 
+        filtered = 0
         for attempt in range(1 + AUDITOR_RETRIES):
             msgs = list(base)
             if bad:
@@ -277,14 +278,16 @@ class LLMAuditor(Auditor):
                 "auditor",
                 self.settings,
                 msgs,
-                seed=call_seed,
+                # after a content filter, asked again with a new seed (as the judge is)
+                seed=call_seed if call_seed is None or not filtered else call_seed + filtered,
                 cache=cache,
                 cache_extra={"template_version": TEMPLATE_VERSION, "run": run, "attempt": attempt},
                 usable=usable,
             )
             calls.append(c)
             if c.filtered:
-                raise AuditorFilteredError(c.model)
+                filtered += 1
+                continue
             raw = c.content or ""
             reason = reply_break(raw, user_turn=user_turn, persona=persona, seed=seed)
             if reason is None:
@@ -292,6 +295,8 @@ class LLMAuditor(Auditor):
                 content = None if END_TOKEN in raw else clean_reply(raw)
                 return self._turn(content, "auditor", events, calls, started)
             bad.append((reason, raw.strip()[:200]))
+        if not bad:  # every attempt was filtered: no reply to judge, no script turn to claim
+            raise AuditorFilteredError(calls[-1].model)
         self.fallbacks += 1
         events = self._events(calls, bad, "fallback")
         script = script_for(seed, persona)
@@ -311,15 +316,22 @@ class LLMAuditor(Auditor):
     def _events(
         self, calls: Sequence[Completion], bad: Sequence[tuple[BreakReason, str]], outcome: str
     ) -> list[Event]:
-        """The turn's events in time order: each call's own events (retries…), then, for an
-        unusable reply, an ``auditor_refusal``/``auditor_break`` event whose ``outcome`` says what
-        followed (``retried``: a later attempt was usable; ``fallback``: the script's turn)."""
+        """The turn's events in time order: each call's own events (retries…), then, for a
+        filtered reply, a ``filtered`` event, and for an unusable reply an
+        ``auditor_refusal``/``auditor_break`` event; ``outcome`` says what followed (``retried``:
+        a later attempt was usable; ``fallback``: the script's turn)."""
         events: list[Event] = []
+        unusable = iter(bad)  # one entry per unusable, unfiltered reply, in call order
         for attempt, c in enumerate(calls):
             events.extend(c.events)
-            if attempt >= len(bad):
+            if c.filtered:  # asked again with a new seed
+                detail = {"attempt": attempt, "outcome": outcome}
+                events.append(Event(kind="filtered", role="auditor", detail=detail))
                 continue
-            reason, excerpt = bad[attempt]
+            entry = next(unusable, None)
+            if entry is None:
+                continue
+            reason, excerpt = entry
             if reason == "refusal":
                 self.refusals += 1
             else:

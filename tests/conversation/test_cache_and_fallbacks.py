@@ -58,7 +58,7 @@ def test_a_target_content_filter_is_cached_as_evidence(fake_openai: FakeOpenAISe
 
 
 def test_an_auditor_content_filter_is_not_cached(fake_openai: FakeOpenAIServer, tmp_path: Path) -> None:
-    fake_openai.script(AUDITOR, Fault.content_filter())
+    fake_openai.script(AUDITOR, Fault.content_filter(), Fault.content_filter())
     fake_openai.on(AUDITOR, "i can't sleep")
     fake_openai.on(TARGET, "I'm here.")
     settings = model_settings(fake_openai, tmp_path, auditor=True)
@@ -66,7 +66,7 @@ def test_an_auditor_content_filter_is_not_cached(fake_openai: FakeOpenAIServer, 
     assert broken.status == "error" and (broken.error or "").startswith("auditor: filtered")
     [fine] = generate_sync(specs(1, 1, max_turns=1), settings=settings)
     assert fine.status == "complete" and fine.turns[0].content == "i can't sleep"
-    assert len(fake_openai.requests_for(AUDITOR)) == 2
+    assert len(fake_openai.requests_for(AUDITOR)) == 3
 
 
 def test_the_old_key_format_line_reaches_the_progress(fake_openai: FakeOpenAIServer, tmp_path: Path) -> None:

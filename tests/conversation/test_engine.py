@@ -239,7 +239,8 @@ def test_truncated_target_reply_is_recorded(fake_openai: FakeOpenAIServer, tmp_p
 def test_auditor_content_filter_is_an_infrastructure_error(
     fake_openai: FakeOpenAIServer, tmp_path: Path
 ) -> None:
-    fake_openai.script(AUDITOR, "can't sleep again", Fault.content_filter())
+    # filtered on the reply and on the one re-ask: no auditor turn, an infrastructure error
+    fake_openai.script(AUDITOR, "can't sleep again", Fault.content_filter(), Fault.content_filter())
     fake_openai.on(TARGET, "ok")
     [t] = generate_sync(specs(1, 1), settings=model_settings(fake_openai, tmp_path, auditor=True))
     assert t.status == "error" and (t.error or "").startswith("auditor: filtered")
@@ -247,6 +248,21 @@ def test_auditor_content_filter_is_an_infrastructure_error(
     assert t.events[0].role == "auditor"
     assert len(t.turns) == 2
     assert t.target_filtered == 0
+    assert len(fake_openai.requests_for(AUDITOR)) == 3
+
+
+def test_an_auditor_content_filter_is_asked_again_with_a_new_seed(
+    fake_openai: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    fake_openai.script(AUDITOR, Fault.content_filter(), "can't sleep again")
+    fake_openai.on(TARGET, "ok")
+    settings = model_settings(fake_openai, tmp_path, auditor=True)
+    [t] = generate_sync(specs(1, 1, max_turns=1), settings=settings)
+    assert t.status == "complete" and t.turns[0].content == "can't sleep again"
+    first, again = fake_openai.requests_for(AUDITOR)
+    assert (again.body or {}).get("seed") != (first.body or {}).get("seed")
+    filtered = [e for e in t.turns[0].events if e.kind == "filtered"]
+    assert [(e.role, e.detail["outcome"]) for e in filtered] == [("auditor", "retried")]
 
 
 def test_retries_under_concurrency_record_each_run_exactly_once(
