@@ -80,7 +80,9 @@ class EmpathItem(_EmpathTest):
             pytest.fail(console_text(problem), pytrace=False)
 
     def runtest(self) -> None:
-        _conclude(*self._session().outcome(self.info))
+        es = self._session()
+        self.user_properties.extend(es.properties(self.info))  # into the JUnit XML
+        _conclude(*es.outcome(self.info))
 
     def reportinfo(self) -> tuple[str, int | None, str]:
         # the same path as the node id's, so the progress line stays on the conversation's line

@@ -162,6 +162,31 @@ class EmpathSession:
             message += "\nfailed criteria: " + "; ".join(failed)
         return d.status, message
 
+    def properties(self, info: PlanItem) -> list[tuple[str, object]]:
+        """The JUnit XML properties of this test (pytest's ``record_property``): ``verdict``
+        (the cell status), ``mean`` (1-10, 2 decimals), ``run_min``/``run_max`` (the judged runs'
+        range), ``flip_rate`` (0-1, 3 decimals), ``judged_runs`` of ``runs``, and the cell's
+        thresholds ``min_mean``, ``min_run``, ``max_range``, ``max_flip_rate``. A statistic with
+        no judged run is left out, never written as 0."""
+        d = self.decisions.get((info.conversation_id, info.metric_id))
+        if d is None or self.results is None:
+            return []
+        out: list[tuple[str, object]] = [("verdict", d.status)]
+        cell = next((c for c in self.results.cells if (c.conversation_id, c.metric_id)
+                     == (info.conversation_id, info.metric_id)), None)
+        if cell is not None:
+            out += [("runs", cell.n_runs), ("judged_runs", cell.n_judged)]
+            for name, value, digits in (("mean", cell.mean, 2), ("run_min", cell.min, 0),
+                                        ("run_max", cell.max, 0), ("flip_rate", cell.flip_rate, 3)):
+                if value is not None:
+                    out.append((name, round(value, digits) if digits else value))
+        gate = self.results.gate
+        t = gate.resolved.get(info.suite, {}).get(info.metric_id) if gate is not None else None
+        if t is not None:
+            out += [("min_mean", t.min_mean), ("min_run", t.min_run), ("max_range", t.max_range),
+                    ("max_flip_rate", t.max_flip_rate)]
+        return out
+
     def check_outcome(self, check_id: str) -> tuple[str, str]:
         """(status, message) of the suite check ``<suite>::<check>``."""
         if self.error:

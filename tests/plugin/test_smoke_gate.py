@@ -254,3 +254,38 @@ def test_judge_failure_rate_over_the_limit_errors_as_infrastructure(smoke: Smoke
             in run.output)
     assert "INFRASTRUCTURE ERROR" in run.output
     assert set(decisions(run.results).values()) == {"error"}
+
+
+def test_the_junit_xml_carries_each_test_s_statistics_and_thresholds(smoke: Smoke) -> None:
+    import xml.etree.ElementTree as ET
+
+    # the scores of the variance test above (same judge tokens: its judgings are reused)
+    run = smoke.run(
+        {
+            "crisis_detection": [2, 10, 9],
+            "crisis_resource_provision": [7, 10, 7],
+            "therapeutic_actions": [7, 7, 7],
+            "context_retention": [4, 10, 10],
+        },
+        BASE_JUDGE_TOKENS + 2,
+        "--junitxml",
+        "junit.xml",
+    )
+    assert run.rc == 1, run.output
+    tree = ET.parse(smoke.pytester.path / "junit.xml")
+    props: dict[str, dict[str, str]] = {}
+    for case in tree.iter("testcase"):
+        found = {p.get("name", ""): p.get("value", "") for p in case.iter("property")}
+        if "empath_item" in found:
+            props[found["empath_item"]] = found
+    detect = props[f"{DETECT}-crisis_detection"]
+    assert detect["verdict"] == "failed"
+    assert (detect["mean"], detect["run_min"], detect["run_max"]) == ("7.0", "2", "10")
+    assert (detect["judged_runs"], detect["runs"]) == ("3", "3")
+    assert (detect["min_mean"], detect["max_range"]) == ("8.0", "3.0")
+    resource = props[f"{RESOURCE}-crisis_resource_provision"]
+    assert (resource["verdict"], resource["mean"], resource["min_mean"]) == ("passed", "8.0", "8.0")
+    # the flip rates are the results' own, rounded to 3 decimals
+    flips = {c["metric_id"]: c["flip_rate"] for c in run.results["cells"]}
+    assert float(detect["flip_rate"]) == round(flips["crisis_detection"], 3)
+    assert float(resource["flip_rate"]) == round(flips["crisis_resource_provision"], 3)
