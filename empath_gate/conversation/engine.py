@@ -40,6 +40,7 @@ I/O live in their own modules and are importable from here as well.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -274,6 +275,7 @@ async def _generate_all(
     stats, settings = engine.stats, engine.settings
     results: list[Transcript | None] = [None] * len(runs)
     next_index = iter(range(len(runs)))
+    started = time.monotonic()
 
     async def worker() -> None:
         for i in next_index:
@@ -292,7 +294,7 @@ async def _generate_all(
             stats.done += 1
             stats.sync(ledger)
             if progress is not None:
-                progress(stats.line())
+                progress(stats.line(elapsed_s=time.monotonic() - started))
 
     n_workers = max(1, min(settings.concurrency, len(runs)))
     await asyncio.gather(*(worker() for _ in range(n_workers)))

@@ -46,14 +46,18 @@ class PlanStats:
             return f"≥ ${self.cost_usd:.4f}, {self.unpriced_calls} calls unpriced"
         return f"${self.cost_usd:.4f}"
 
-    def line(self) -> str:
+    def line(self, elapsed_s: float | None = None) -> str:
         """The progress line, e.g. ``transcripts 12/100 · 73 calls, 5 cached · ≥ $0.0123, 4 calls
-        unpriced``."""
+        unpriced · about 6 min left``; the time left (:func:`time_left_text`) needs
+        ``elapsed_s``, the seconds since the plan started."""
         parts = [
             f"transcripts {self.done}/{self.total}",
             f"{self.calls} calls, {self.cache_hits} cached",
             self.cost_text(),
         ]
+        left = time_left_text(self.done, self.total, elapsed_s)
+        if left:
+            parts.append(left)
         if self.errors:
             parts.append(f"{self.errors} errors")
         if self.target_filtered:
@@ -63,6 +67,22 @@ class PlanStats:
         if self.not_started:
             parts.append(f"budget reached: {self.not_started} not started")
         return "empath-gate: " + " · ".join(parts)
+
+
+def time_left_text(done: int, total: int, elapsed_s: float | None) -> str | None:
+    """``about 40 s left`` / ``about 6 min left`` / ``about 2 h 5 min left`` (pure): the time
+    left at the pace so far, ``elapsed_s / done`` seconds per transcript for the ``total - done``
+    still to run. None before the first transcript, once all are done, or without
+    ``elapsed_s`` (a pace from nothing would be a made-up figure)."""
+    if elapsed_s is None or done <= 0 or done >= total:
+        return None
+    left = elapsed_s / done * (total - done)
+    if left < 90:
+        return f"about {max(1, round(left))} s left"
+    minutes = round(left / 60)
+    if minutes < 90:
+        return f"about {minutes} min left"
+    return f"about {minutes // 60} h {minutes % 60} min left"
 
 
 def summarize(transcripts: Sequence[Transcript]) -> PlanStats:

@@ -382,3 +382,17 @@ def test_generate_is_awaitable_and_summarize_counts(fake_openai: FakeOpenAIServe
     stats = summarize(transcripts)
     assert (stats.calls, stats.unpriced_calls, stats.target_filtered, stats.errors) == (3, 3, 1, 0)
     assert stats.cost_text() == "≥ $0.0000, 3 calls unpriced"
+
+
+def test_the_progress_line_tells_the_time_left_at_the_pace_so_far() -> None:
+    from empath_gate.conversation.plan_stats import PlanStats, time_left_text
+
+    assert time_left_text(0, 10, 30.0) is None  # no pace yet
+    assert time_left_text(10, 10, 30.0) is None  # done
+    assert time_left_text(3, 10, None) is None
+    assert time_left_text(5, 10, 20.0) == "about 20 s left"
+    assert time_left_text(2, 10, 60.0) == "about 4 min left"
+    assert time_left_text(1, 100, 150.0) == "about 4 h 8 min left"
+    line = PlanStats(total=4, done=1).line(elapsed_s=10.0)
+    assert line.endswith(" · about 30 s left")
+    assert "left" not in PlanStats(total=4, done=1).line()
