@@ -129,7 +129,8 @@ def test_results_metadata_records_each_suites_hashes() -> None:
 
     inst = shipped()
     plan = build_plan(inst, (SUITE,))
-    md = build_metadata(resolve_profile(Settings()), plan, inst, started_at="2026-01-01T00:00:00+00:00",
-                        fail_on="both")
+    # offline: under CI=true a run without auditor and judge models must say it is offline
+    md = build_metadata(resolve_profile(Settings(offline=True)), plan, inst,
+                        started_at="2026-01-01T00:00:00+00:00", fail_on="both")
     assert md.suite_hashes == {SUITE: _hashes(inst)}
     assert md.max_auditor_fallback_share == 0.5
