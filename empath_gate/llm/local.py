@@ -219,7 +219,7 @@ OMP_WAIT_POLICY = "PASSIVE"
 """OpenMP wait policy set (unless the environment sets one) before llama.cpp loads: idle worker
 threads sleep instead of spinning. With spinning threads, any other process on the cores stalls
 every reply (measured here on 2 cores beside other work: 10-45 s per 48-token reply spinning,
-1.3 s passive; on an idle machine the two are alike)."""
+1.3 s passive; its cost on an idle machine is not measured yet)."""
 
 
 def _model(name: str) -> _Backend:
