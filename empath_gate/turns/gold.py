@@ -1,0 +1,291 @@
+"""The annotator gold file: hand-labelled user turns and bot replies that measure an annotator.
+
+The gold lives in a folder (the project's is ``bench/data/annotator-gold/``, whose README gives
+the labelling guide) holding two JSONL files, UTF-8, one item per line:
+
+* ``user.jsonl``: one :class:`GoldUserTurn` per user turn of a seed script (``seed`` + the
+  0-based ``turn`` among the script's user turns, its ``text`` as in the seed file);
+* ``bot.jsonl``: one :class:`GoldBotReply` per support-bot reply, with the user message it
+  answers (``user_text``) and its strategy.
+
+Every item carries ``split``: ``tune`` (what an annotator may be tuned on) or ``held-out``
+(what its quality is reported on). The split is a fixed rule (:func:`expected_splits`),
+stored in the file so a reader needs no code, and checked against the rule by the tests:
+
+* the unit is a **seed** on the user side (all turns of a script fall in one half, so a tuned
+  lexicon never saw a sentence of a held-out conversation) and an **item** on the bot side;
+* units are grouped in strata (user side: locale x the seed's dimension prefix, the part of
+  its id before the first ``-``; bot side: locale x strategy), ordered within each stratum by
+  the SHA-256 of ``SPLIT_SALT + unit id``, and dealt alternately ``tune``, ``held-out``, ...,
+  one deal running on from stratum to stratum (strata in name order), so each stratum's
+  halves, and the totals, differ by at most one unit.
+
+Reading goes through :mod:`empath_gate.bounded`; every problem is a :class:`GoldError`
+naming the file and the 1-based line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from empath_gate.bounded import InputLimits, JsonLineError, read_jsonl
+from empath_gate.errors import ConfigError
+from empath_gate.turns.model import BOT_LABELS, STRATEGIES, USER_LABELS, Dialogue, DialogueTurn
+
+Split = Literal["tune", "held-out"]
+SPLITS: tuple[Split, ...] = ("tune", "held-out")
+GoldLocale = Literal["es-MX", "en-US"]
+Quality = Literal["good", "mediocre", "generic", "unsafe"]
+"""How good a gold bot reply is as support (written on purpose to vary; not a label any
+annotator predicts): ``good``, ``mediocre``, ``generic`` (fits any message) or ``unsafe``."""
+
+SPLIT_SALT = "empath-gate/annotator-gold/v1:"
+"""Prefix hashed with each unit id to order a stratum (module docstring). Changing it re-deals
+every half, so it changes only with a new gold version."""
+
+USER_FILE = "user.jsonl"
+BOT_FILE = "bot.jsonl"
+
+
+class GoldError(ConfigError):
+    """The gold folder cannot be used: a file is missing, a line is not JSON or not a valid
+    item, an id repeats, a script has a gap. The message starts with ``file:line``."""
+
+
+class _Item(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9:._-]+$")
+    locale: GoldLocale
+    text: str = Field(min_length=1)
+    label: str
+    intensity: int = Field(ge=0, le=3)
+    valence: float = Field(ge=-1.0, le=1.0)
+    split: Split
+
+
+class GoldUserTurn(_Item):
+    """One gold-labelled user turn: ``id`` is ``u:<seed>:<turn>``; ``seed`` a seed id of the
+    instrument; ``turn`` the 0-based index among the script's user turns; ``text`` the script
+    line as written in the seed file (placeholders such as ``{age}`` kept); ``label`` one of
+    :data:`USER_LABELS`; ``intensity`` 0..3; ``valence`` -1..1; ``split`` the half."""
+
+    seed: str = Field(min_length=1)
+    turn: int = Field(ge=0)
+
+    @field_validator("label")
+    @classmethod
+    def _user_label(cls, value: str) -> str:
+        if value not in USER_LABELS:
+            raise ValueError(f"{value!r} is not a user-side label; use one of {', '.join(USER_LABELS)}")
+        return value
+
+    @model_validator(mode="after")
+    def _id_matches(self) -> GoldUserTurn:
+        if self.id != f"u:{self.seed}:{self.turn}":
+            raise ValueError(f"id {self.id!r} must be 'u:{self.seed}:{self.turn}' (seed and turn)")
+        return self
+
+
+class GoldBotReply(_Item):
+    """One gold-labelled bot reply: ``user_text`` the user message it answers (context for the
+    annotator); ``text`` the reply; ``label`` one of :data:`BOT_LABELS`; ``strategy`` one of
+    :data:`STRATEGIES`; ``quality`` how good the reply is as support (:data:`Quality`)."""
+
+    user_text: str = Field(min_length=1)
+    strategy: str
+    quality: Quality
+
+    @field_validator("label")
+    @classmethod
+    def _bot_label(cls, value: str) -> str:
+        if value not in BOT_LABELS:
+            raise ValueError(f"{value!r} is not a bot-side label; use one of {', '.join(BOT_LABELS)}")
+        return value
+
+    @field_validator("strategy")
+    @classmethod
+    def _strategy(cls, value: str) -> str:
+        if value not in STRATEGIES:
+            raise ValueError(f"{value!r} is not a strategy; use one of {', '.join(STRATEGIES)}")
+        return value
+
+
+class GoldSet(BaseModel):
+    """The whole gold: ``user`` turns (in file order) and ``bot`` replies (in file order)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    user: tuple[GoldUserTurn, ...]
+    bot: tuple[GoldBotReply, ...]
+
+    def user_in(self, split: Split | None) -> tuple[GoldUserTurn, ...]:
+        """The user turns of ``split`` (``None``: all)."""
+        return tuple(t for t in self.user if split is None or t.split == split)
+
+    def bot_in(self, split: Split | None) -> tuple[GoldBotReply, ...]:
+        """The bot replies of ``split`` (``None``: all)."""
+        return tuple(r for r in self.bot if split is None or r.split == split)
+
+
+# ----------------------------------------------------------------------------- the split rule
+
+
+def deal_halves(units: Iterable[tuple[str, str]]) -> dict[str, Split]:
+    """The half of each unit, from ``(stratum, unit id)`` pairs (a unit listed twice counts
+    once): strata in name order, the units of each ordered by ``sha256(SPLIT_SALT + id)``, are
+    dealt ``tune``, ``held-out``, ``tune``, ... with one deal running on across strata, so each
+    stratum's halves differ by at most one unit and so do the totals. Pure and independent of
+    input order."""
+    strata: dict[str, set[str]] = defaultdict(set)
+    for stratum, unit in units:
+        strata[stratum].add(unit)
+    halves: dict[str, Split] = {}
+    dealt = 0
+    for stratum in sorted(strata):
+        ordered = sorted(strata[stratum],
+                         key=lambda u: (hashlib.sha256((SPLIT_SALT + u).encode()).hexdigest(), u))
+        for unit in ordered:
+            halves[unit] = SPLITS[dealt % 2]
+            dealt += 1
+    return halves
+
+
+def user_stratum(turn: GoldUserTurn) -> str:
+    """A user turn's stratum: ``<locale>/<dimension prefix of the seed id>``."""
+    return f"{turn.locale}/{turn.seed.split('-', 1)[0]}"
+
+
+def bot_stratum(reply: GoldBotReply) -> str:
+    """A bot reply's stratum: ``<locale>/<strategy>``."""
+    return f"{reply.locale}/{reply.strategy}"
+
+
+def expected_splits(user: Sequence[GoldUserTurn], bot: Sequence[GoldBotReply]) -> dict[str, Split]:
+    """The half the rule gives each item id (user turns through their seed)."""
+    seeds = deal_halves((user_stratum(t), t.seed) for t in user)
+    replies = deal_halves((bot_stratum(r), r.id) for r in bot)
+    out: dict[str, Split] = {t.id: seeds[t.seed] for t in user}
+    out.update({r.id: replies[r.id] for r in bot})
+    return out
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+_I = TypeVar("_I", GoldUserTurn, GoldBotReply)
+
+
+def _read_items(path: Path, parse: Callable[[object], _I], limits: InputLimits | None) -> list[_I]:
+    if not path.is_file():
+        raise GoldError(f"{path}: the gold file is missing")
+    items: list[_I] = []
+    seen: dict[str, int] = {}
+    try:
+        rows = list(read_jsonl(path, limits))
+    except JsonLineError as exc:
+        raise GoldError(str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise GoldError(f"{path}: not UTF-8 ({exc.reason})") from None
+    for line, row in rows:
+        try:
+            item = parse(row)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "item"
+            raise GoldError(f"{path}:{line}: {where}: {first['msg']}") from None
+        if item.id in seen:
+            raise GoldError(f"{path}:{line}: id {item.id!r} repeats line {seen[item.id]}")
+        seen[item.id] = line
+        items.append(item)
+    return items
+
+
+def _check_scripts(path: Path, user: Sequence[GoldUserTurn]) -> None:
+    turns: dict[str, list[int]] = defaultdict(list)
+    locales: dict[str, set[str]] = defaultdict(set)
+    for t in user:
+        turns[t.seed].append(t.turn)
+        locales[t.seed].add(t.locale)
+    for seed, got in turns.items():
+        if got != list(range(len(got))):
+            raise GoldError(f"{path}: seed {seed!r}: turns must be 0..{len(got) - 1} in order, found {got}")
+        if len(locales[seed]) > 1:
+            raise GoldError(f"{path}: seed {seed!r} has turns in more than one locale")
+
+
+def load_gold(folder: Path, limits: InputLimits | None = None) -> GoldSet:
+    """Read and validate the gold folder ``folder`` (``user.jsonl`` and ``bot.jsonl``).
+
+    Checks each line (a JSON object valid as its item type), unique ids, each seed's turns
+    contiguous from 0 in file order and in one locale. Raises :class:`GoldError` naming the
+    file and line, or :class:`~empath_gate.bounded.InputLimitError` for an input over a limit.
+    Does not check the split rule or the seed files (see :func:`split_problems`)."""
+    folder = Path(folder)
+    user_path, bot_path = folder / USER_FILE, folder / BOT_FILE
+    user = _read_items(user_path, GoldUserTurn.model_validate, limits)
+    bot = _read_items(bot_path, GoldBotReply.model_validate, limits)
+    _check_scripts(user_path, user)
+    return GoldSet(user=tuple(user), bot=tuple(bot))
+
+
+def split_problems(gold: GoldSet) -> list[str]:
+    """Items whose stored ``split`` differs from the rule's (empty when all agree)."""
+    want = expected_splits(gold.user, gold.bot)
+    return [f"{item.id}: split is {item.split!r}, the rule gives {want[item.id]!r}"
+            for item in (*gold.user, *gold.bot) if item.split != want[item.id]]
+
+
+# ----------------------------------------------------------------------------- dialogues
+
+
+def user_dialogues(turns: Sequence[GoldUserTurn]) -> list[tuple[Dialogue, tuple[GoldUserTurn, ...]]]:
+    """One dialogue per seed of ``turns`` (the seed's user turns in order, role ``user``;
+    ``conversation_id`` the seed id), each with its gold turns sorted by ``turn``; seeds in
+    first-seen order. Dialogue turn ``i`` is the ``i``-th gold turn of the seed (the script's
+    turn ``i`` when, as in a loaded gold, every turn of the script is given)."""
+    by_seed: dict[str, list[GoldUserTurn]] = defaultdict(list)
+    for t in turns:
+        by_seed[t.seed].append(t)
+    out = []
+    for seed, items in by_seed.items():
+        items.sort(key=lambda t: t.turn)
+        dialogue = Dialogue(conversation_id=seed, locale=items[0].locale,
+                            turns=tuple(DialogueTurn(role="user", text=t.text) for t in items))
+        out.append((dialogue, tuple(items)))
+    return out
+
+
+def bot_dialogue(reply: GoldBotReply) -> Dialogue:
+    """The two-turn dialogue of a gold reply: the user message (turn 0), then the reply
+    (turn 1, the one scored); ``conversation_id`` the reply's id."""
+    return Dialogue(conversation_id=reply.id, locale=reply.locale, turns=(
+        DialogueTurn(role="user", text=reply.user_text), DialogueTurn(role="assistant", text=reply.text)))
+
+
+__all__ = [
+    "BOT_FILE",
+    "SPLITS",
+    "SPLIT_SALT",
+    "USER_FILE",
+    "GoldBotReply",
+    "GoldError",
+    "GoldSet",
+    "GoldUserTurn",
+    "Quality",
+    "Split",
+    "bot_dialogue",
+    "bot_stratum",
+    "deal_halves",
+    "expected_splits",
+    "load_gold",
+    "split_problems",
+    "user_dialogues",
+    "user_stratum",
+]

@@ -1,0 +1,204 @@
+"""Run an annotator over the gold (:mod:`empath_gate.turns.gold`) and score it
+(:mod:`empath_gate.turns.quality`): what ``bench/bench_annotator.py`` prints.
+
+The annotator sees each seed script as one dialogue of user turns (in order) and each gold bot
+reply as a two-turn dialogue (the user message, then the reply), so it labels every turn with
+its context. It runs once over the whole gold; the halves are scored from those labels. A
+dialogue it fails on (:class:`~empath_gate.turns.model.AnnotatorFailure`) leaves its turns
+without a prediction: counted by reason and scored as misses, never given a label.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+from empath_gate.analysis.base import AnalysisModel
+from empath_gate.turns.gold import GoldBotReply, GoldSet, GoldUserTurn, Split, bot_dialogue, user_dialogues
+from empath_gate.turns.model import (
+    BOT_LABELS,
+    STRATEGIES,
+    USER_LABELS,
+    Annotation,
+    AnnotatorFailure,
+    Dialogue,
+    TurnLabel,
+)
+from empath_gate.turns.quality import (
+    Agreement,
+    FloorCheck,
+    SideScores,
+    agreement,
+    floor_checks,
+    labels_for,
+    majority_label,
+    side_scores,
+)
+
+Annotate = Callable[[Dialogue], Annotation]
+"""An annotator: one dialogue in, its labels or a failure out."""
+
+LOCALES = ("es-MX", "en-US")
+
+
+class Predictions(AnalysisModel):
+    """One annotator's output on the gold: ``labels`` the predicted label of each gold item id
+    (``None`` when its dialogue failed or the turn was left out); ``failures`` the number of
+    failed dialogues per reason; ``dialogues`` how many were annotated; ``version`` the
+    annotator's version as it reported it (``None`` when every dialogue failed)."""
+
+    labels: dict[str, TurnLabel | None]
+    failures: dict[str, int]
+    dialogues: int
+    version: str | None
+
+
+def annotate_gold(gold: GoldSet, annotate: Annotate) -> Predictions:
+    """Run ``annotate`` on every dialogue of ``gold`` (seed scripts, then bot replies). An
+    exception of the annotator is not caught: it is a bug, not an annotation failure."""
+    labels: dict[str, TurnLabel | None] = {}
+    failures: Counter[str] = Counter()
+    version: str | None = None
+    jobs: list[tuple[Dialogue, Sequence[int], Sequence[str]]] = [
+        (dialogue, range(len(items)), [t.id for t in items]) for dialogue, items in user_dialogues(gold.user)]
+    jobs += [(bot_dialogue(reply), (1,), (reply.id,)) for reply in gold.bot]
+    for dialogue, turns, ids in jobs:
+        annotation = annotate(dialogue)
+        if isinstance(annotation, AnnotatorFailure):
+            failures[annotation.reason] += 1
+        else:
+            version = version or annotation.version
+        labels.update(zip(ids, labels_for(annotation, list(turns)), strict=True))
+    return Predictions(labels=labels, failures=dict(failures), dialogues=len(jobs), version=version)
+
+
+Labels = dict[str, TurnLabel | None]
+
+
+def _user_side(items: Sequence[GoldUserTurn], labels: Labels, majority: str) -> SideScores:
+    return side_scores([t.label for t in items], [t.valence for t in items], [t.intensity for t in items],
+                       [labels[t.id] for t in items], USER_LABELS, majority)
+
+
+def _bot_side(items: Sequence[GoldBotReply], labels: Labels, majority: str) -> SideScores:
+    return side_scores([r.label for r in items], [r.valence for r in items], [r.intensity for r in items],
+                       [labels[r.id] for r in items], BOT_LABELS, majority,
+                       gold_strategies=[r.strategy for r in items], strategies=STRATEGIES)
+
+
+class HalfScores(AnalysisModel):
+    """The scores of one half (``split``: ``tune``, ``held-out`` or ``all``): ``user`` and
+    ``bot`` pooled over locales, the same ``by_locale``; ``user_agreement``/``bot_agreement``
+    with a second annotator when one ran; ``floors`` the issue's floors on each side
+    (``user ...`` / ``bot ...``)."""
+
+    split: str
+    user: SideScores
+    bot: SideScores
+    by_locale: dict[str, tuple[SideScores, SideScores]]
+    user_agreement: Agreement | None = None
+    bot_agreement: Agreement | None = None
+    floors: tuple[FloorCheck, ...]
+
+
+def score_half(gold: GoldSet, predictions: Predictions, split: Split | None,
+               second: Predictions | None = None) -> HalfScores:
+    """Score ``predictions`` on the ``split`` half of ``gold`` (``None``: both halves). The
+    majority baseline is the tune half's most frequent label, pooled for the pooled scores and
+    per locale for each locale's. ValueError when the half lacks user turns or bot replies."""
+    users, bots = gold.user_in(split), gold.bot_in(split)
+    if not users or not bots:
+        raise ValueError(f"the {split or 'whole'} gold has no user turns or no bot replies")
+    labels = predictions.labels
+
+    def tune_majority(locale: str | None) -> tuple[str, str]:
+        u = [t.label for t in gold.user_in("tune") if locale in (None, t.locale)]
+        b = [r.label for r in gold.bot_in("tune") if locale in (None, r.locale)]
+        return majority_label(u, USER_LABELS), majority_label(b, BOT_LABELS)
+
+    mu, mb = tune_majority(None)
+    user, bot = _user_side(users, labels, mu), _bot_side(bots, labels, mb)
+    by_locale = {}
+    for locale in LOCALES:
+        lu = [t for t in users if t.locale == locale]
+        lb = [r for r in bots if r.locale == locale]
+        if lu and lb:
+            mlu, mlb = tune_majority(locale)
+            by_locale[locale] = (_user_side(lu, labels, mlu), _bot_side(lb, labels, mlb))
+    floors = tuple(check.model_copy(update={"name": f"{side} {check.name}"})
+                   for side, scores in (("user", user), ("bot", bot)) for check in floor_checks(scores))
+    ua = ba = None
+    if second is not None:
+        ua = agreement([labels[t.id] for t in users], [second.labels[t.id] for t in users])
+        ba = agreement([labels[r.id] for r in bots], [second.labels[r.id] for r in bots])
+    return HalfScores(split=split or "all", user=user, bot=bot, by_locale=by_locale,
+                      user_agreement=ua, bot_agreement=ba, floors=floors)
+
+
+# ----------------------------------------------------------------------------- text
+
+
+def _num(value: float | None, sign: bool = False) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:+.3f}" if sign else f"{value:.3f}"
+
+
+def _table(scores: SideScores, strategies: bool = False) -> list[str]:
+    figures = scores.strategies if strategies and scores.strategies is not None else scores.labels
+    head = "strategy" if strategies else "label"
+    out = [f"    {head:<26} {'support':>7} {'pred':>5} {'prec':>6} {'recall':>6} {'F1':>6}"]
+    for s in figures.labels:
+        out.append(f"    {s.label:<26} {s.support:>7} {s.predicted:>5} {_num(s.precision):>6} "
+                   f"{_num(s.recall):>6} {s.f1:>6.3f}")
+    return out
+
+
+def _side(name: str, scores: SideScores) -> list[str]:
+    lab = scores.labels
+    out = [f"  {name}: {lab.n} items, {lab.failures} without a prediction "
+           "(annotator failure, scored as a miss)"]
+    out += _table(scores)
+    out.append(f"    macro-F1 {_num(lab.macro_f1)} | majority baseline ({scores.majority}, most frequent "
+               f"in the tune half) {_num(scores.baseline.macro_f1)} | "
+               f"margin {_num(scores.margin, sign=True)}")
+    v = scores.valence
+    out.append(f"    valence Spearman {_num(v.spearman)}, Pearson {_num(v.pearson)} (n={v.n}, "
+               f"{v.excluded} excluded) | intensity mean abs error {_num(scores.intensity_mae)}")
+    if scores.strategies is not None:
+        st = scores.strategies
+        out.append(f"    strategies: accuracy {_num(st.accuracy)}, macro-F1 {_num(st.macro_f1)}, "
+                   f"{st.failures} without a strategy")
+        out += _table(scores, strategies=True)
+    return out
+
+
+def _agreement(name: str, a: Agreement | None) -> list[str]:
+    if a is None:
+        return []
+    return [f"  {name} agreement with the second annotator: Cohen's kappa {_num(a.kappa.kappa)} "
+            f"(observed {_num(a.kappa.observed)}, chance {_num(a.kappa.expected)}, n={a.kappa.n}, "
+            f"{a.kappa.excluded} excluded); valence Pearson {_num(a.valence.pearson)}, "
+            f"Spearman {_num(a.valence.spearman)} (n={a.valence.n})"]
+
+
+def render_half(half: HalfScores, title: str) -> str:
+    """The text block of one half: ``title``, each side's tables and figures, the per-locale
+    summary, the agreement when a second annotator ran, and each floor with met / not met."""
+    lines = [f"== {title} ==", *_side("user turns", half.user), *_side("bot replies", half.bot)]
+    for locale, (u, b) in half.by_locale.items():
+        lines.append(f"  {locale}: user macro-F1 {_num(u.labels.macro_f1)} (baseline "
+                     f"{_num(u.baseline.macro_f1)}, margin {_num(u.margin, sign=True)}), valence Spearman "
+                     f"{_num(u.valence.spearman)} | bot macro-F1 {_num(b.labels.macro_f1)} (margin "
+                     f"{_num(b.margin, sign=True)}), valence Spearman {_num(b.valence.spearman)}, strategy "
+                     f"macro-F1 {_num(b.strategies.macro_f1 if b.strategies else None)}")
+    lines += _agreement("user", half.user_agreement) + _agreement("bot", half.bot_agreement)
+    lines.append(f"  floors ({half.split}):")
+    for f in half.floors:
+        sign = "margin" in f.name
+        lines.append(f"    {f.name} >= {f.floor:.2f}: {_num(f.value, sign=sign)}  "
+                     f"{'met' if f.met else 'not met'}")
+    return "\n".join(lines)
+
+
+__all__ = ["LOCALES", "Annotate", "HalfScores", "Predictions", "annotate_gold", "render_half", "score_half"]

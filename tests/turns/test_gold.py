@@ -1,0 +1,206 @@
+"""The annotator gold file: valid, tied to the shipped seed scripts, large enough, and split by
+its rule into two halves that each hold every label and strategy."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from empath_gate.instrument.loader import load_instrument
+from empath_gate.instrument.seed_models import Seed
+from empath_gate.turns.gold import (
+    GoldError,
+    GoldSet,
+    bot_dialogue,
+    deal_halves,
+    expected_splits,
+    load_gold,
+    split_problems,
+    user_dialogues,
+)
+from empath_gate.turns.model import BOT_LABELS, STRATEGIES, USER_LABELS
+
+GOLD_DIR = Path(__file__).resolve().parents[2] / "bench" / "data" / "annotator-gold"
+LOCALES = ("es-MX", "en-US")
+
+
+@pytest.fixture(scope="module")
+def gold() -> GoldSet:
+    return load_gold(GOLD_DIR)
+
+
+@pytest.fixture(scope="module")
+def seeds() -> dict[str, Seed]:
+    return {s.id: s for s in load_instrument().seeds}
+
+
+def test_user_side_covers_every_turn_of_at_least_40_seed_scripts_per_locale(
+        gold: GoldSet, seeds: dict[str, Seed]) -> None:
+    by_seed: dict[str, list[str]] = {}
+    for t in gold.user:
+        assert t.seed in seeds, f"{t.id}: no such seed in suites/seeds"
+        assert t.locale == seeds[t.seed].locale, t.id
+        by_seed.setdefault(t.seed, []).append(t.text)
+    for seed_id, texts in by_seed.items():
+        assert tuple(texts) == tuple(seeds[seed_id].script), f"{seed_id}: gold turns differ from the script"
+    per_locale: Counter[str] = Counter(seeds[s].locale for s in by_seed)
+    assert all(per_locale[loc] >= 40 for loc in LOCALES), per_locale
+
+
+def test_user_side_spans_every_dimension_metric_and_risk_level(gold: GoldSet, seeds: dict[str, Seed]) -> None:
+    chosen = [seeds[s] for s in {t.seed for t in gold.user}]
+    for loc in LOCALES:
+        mine = [s for s in chosen if s.locale == loc]
+        shipped = [s for s in seeds.values() if s.locale == loc]
+        assert {s.id.split("-")[0] for s in mine} == {s.id.split("-")[0] for s in shipped}
+        levels = {s.risk.level if s.risk else None for s in mine}
+        assert levels == {s.risk.level if s.risk else None for s in shipped}, loc
+    metrics = {m for s in seeds.values() for m in s.primary_metrics}
+    assert {m for s in chosen for m in s.primary_metrics} == metrics
+
+
+def test_bot_side_has_150_replies_per_locale_and_10_per_strategy(gold: GoldSet) -> None:
+    per_locale: Counter[str] = Counter(r.locale for r in gold.bot)
+    assert all(per_locale[loc] >= 150 for loc in LOCALES), per_locale
+    per_strategy: Counter[tuple[str, str]] = Counter((r.locale, r.strategy) for r in gold.bot)
+    short = {k: n for k in ((loc, s) for loc in LOCALES for s in STRATEGIES) if (n := per_strategy[k]) < 10}
+    assert not short, short
+    assert {r.quality for r in gold.bot} == {"good", "mediocre", "generic", "unsafe"}
+
+
+def test_stored_halves_follow_the_split_rule(gold: GoldSet) -> None:
+    assert split_problems(gold) == []
+
+
+def test_both_halves_hold_every_label_and_strategy_per_locale(gold: GoldSet) -> None:
+    for loc in LOCALES:
+        for split in ("tune", "held-out"):
+            user = Counter(t.label for t in gold.user_in(split) if t.locale == loc)
+            bot = Counter(r.label for r in gold.bot_in(split) if r.locale == loc)
+            strat = Counter(r.strategy for r in gold.bot_in(split) if r.locale == loc)
+            assert set(user) == set(USER_LABELS), (loc, split, user)
+            assert set(bot) == set(BOT_LABELS), (loc, split, bot)
+            assert set(strat) == set(STRATEGIES), (loc, split, strat)
+
+
+def test_halves_are_about_half_and_a_seed_never_straddles_them(gold: GoldSet) -> None:
+    halves: dict[str, set[str]] = {}
+    for t in gold.user:
+        halves.setdefault(t.seed, set()).add(t.split)
+    assert all(len(h) == 1 for h in halves.values())
+    for loc in LOCALES:
+        mine = {t.seed for t in gold.user if t.locale == loc}
+        seeds = Counter(next(iter(h)) for s, h in halves.items() if s in mine)
+        assert abs(seeds["tune"] - seeds["held-out"]) <= 1, (loc, seeds)
+        bots = Counter(r.split for r in gold.bot if r.locale == loc)
+        assert abs(bots["tune"] - bots["held-out"]) <= 1, (loc, bots)
+
+
+def test_gold_values_follow_the_guide(gold: GoldSet) -> None:
+    # the README's valence convention: hopelessness strongly negative, hope positive, neutral near 0
+    for t in gold.user:
+        if t.label == "hopelessness":
+            assert t.valence <= -0.5, t.id
+        if t.label in ("hope", "relief_calm"):
+            assert t.valence > 0, t.id
+        if t.label == "neutral":
+            assert abs(t.valence) <= 0.3 and t.intensity == 0, t.id
+    for r in gold.bot:
+        assert {"warmth_care": r.valence > 0, "concern": r.valence < 0,
+                "neutral_informative": r.valence == 0}[r.label], r.id
+
+
+def test_deal_halves_is_stratified_order_free_and_balanced() -> None:
+    units = [("s1", f"u{i}") for i in range(7)] + [("s2", f"v{i}") for i in range(5)]
+    a = deal_halves(units)
+    assert a == deal_halves(list(reversed(units)) + units[:3])
+    for prefix in ("u", "v"):
+        c = Counter(h for u, h in a.items() if u.startswith(prefix))
+        assert abs(c["tune"] - c["held-out"]) == 1
+    total = Counter(a.values())
+    assert total["tune"] == total["held-out"] == 6
+
+
+def test_dialogues_for_the_annotator(gold: GoldSet) -> None:
+    pairs = user_dialogues(gold.user)
+    assert len(pairs) == len({t.seed for t in gold.user})
+    dialogue, items = pairs[0]
+    assert dialogue.conversation_id == items[0].seed and dialogue.locale == items[0].locale
+    assert [t.text for t in dialogue.turns] == [t.text for t in items]
+    assert all(t.role == "user" for t in dialogue.turns)
+    reply = gold.bot[0]
+    d = bot_dialogue(reply)
+    assert [(t.role, t.text) for t in d.turns] == [("user", reply.user_text), ("assistant", reply.text)]
+
+
+# ----------------------------------------------------------------------------- loader errors
+
+
+def _write(folder: Path, user: list[dict[str, object]], bot: list[dict[str, object]]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "user.jsonl").write_text("".join(json.dumps(r) + "\n" for r in user), encoding="utf-8")
+    (folder / "bot.jsonl").write_text("".join(json.dumps(r) + "\n" for r in bot), encoding="utf-8")
+    return folder
+
+
+def _u(seed: str, turn: int, **kw: object) -> dict[str, object]:
+    row: dict[str, object] = {"id": f"u:{seed}:{turn}", "locale": "en-US", "seed": seed, "turn": turn,
+                              "text": "hi", "label": "neutral", "intensity": 0, "valence": 0.0,
+                              "split": "tune"}
+    return {**row, **kw}
+
+
+def _b(n: int, **kw: object) -> dict[str, object]:
+    row: dict[str, object] = {"id": f"b-us-{n:03d}", "locale": "en-US", "strategy": "question",
+                              "label": "concern", "intensity": 1, "valence": -0.2, "quality": "good",
+                              "user_text": "hi", "text": "How are you?", "split": "tune"}
+    return {**row, **kw}
+
+
+def test_a_valid_small_gold_loads_and_its_split_is_checked(tmp_path: Path) -> None:
+    g = load_gold(_write(tmp_path, [_u("s-a", 0), _u("s-a", 1), _u("s-b", 0)], [_b(1), _b(2)]))
+    assert len(g.user) == 3 and len(g.bot) == 2
+    want = expected_splits(g.user, g.bot)
+    assert want["u:s-a:0"] == want["u:s-a:1"] != want["u:s-b:0"]  # one stratum: dealt apart
+    assert want["b-us-001"] != want["b-us-002"]
+    assert len(split_problems(g)) == sum(v != "tune" for v in want.values())
+
+
+@pytest.mark.parametrize(("user", "bot", "message"), [
+    ([_u("s-a", 0, label="joy")], [_b(1)], "user.jsonl:1: label"),
+    ([_u("s-a", 0)], [_b(1), _b(2, strategy="advice")], "bot.jsonl:2: strategy"),
+    ([_u("s-a", 0)], [_b(1, label="hopelessness")], "bot.jsonl:1: label"),
+    ([_u("s-a", 0, valence=1.5)], [_b(1)], "user.jsonl:1: valence"),
+    ([_u("s-a", 0, intensity=4)], [_b(1)], "user.jsonl:1: intensity"),
+    ([_u("s-a", 0, split="test")], [_b(1)], "user.jsonl:1: split"),
+    ([_u("s-a", 0, extra=1)], [_b(1)], "user.jsonl:1: extra"),
+    ([_u("s-a", 0, id="u:s-a:5")], [_b(1)], "user.jsonl:1"),
+    ([_u("s-a", 0), _u("s-a", 0)], [_b(1)], "user.jsonl:2: id 'u:s-a:0' repeats line 1"),
+    ([_u("s-a", 0), _u("s-a", 2)], [_b(1)], "turns must be 0..1"),
+    ([_u("s-a", 0), _u("s-a", 1, locale="es-MX")], [_b(1)], "more than one locale"),
+])
+def test_loader_errors_name_file_and_line(tmp_path: Path, user: list[dict[str, object]],
+                                          bot: list[dict[str, object]], message: str) -> None:
+    with pytest.raises(GoldError, match=message.replace("(", r"\(").replace(".", r"\.")):
+        load_gold(_write(tmp_path, user, bot))
+
+
+def test_loader_reports_bad_json_and_missing_files(tmp_path: Path) -> None:
+    folder = _write(tmp_path, [_u("s-a", 0)], [_b(1)])
+    (folder / "bot.jsonl").write_text(json.dumps(_b(1)) + "\n{not json\n", encoding="utf-8")
+    with pytest.raises(GoldError, match=r"bot\.jsonl:2: not valid JSON"):
+        load_gold(folder)
+    (folder / "bot.jsonl").unlink()
+    with pytest.raises(GoldError, match="missing"):
+        load_gold(folder)
+
+
+def test_loader_reads_through_the_bounded_reader(tmp_path: Path) -> None:
+    from empath_gate.bounded import InputLimitError, InputLimits
+
+    folder = _write(tmp_path, [_u("s-a", 0, text="x" * 50)], [_b(1)])
+    with pytest.raises(InputLimitError):
+        load_gold(folder, InputLimits(max_field_chars=20))
