@@ -110,7 +110,7 @@ def test_gold_values_follow_the_guide(gold: GoldSet) -> None:
             assert abs(t.valence) <= 0.3 and t.intensity == 0, t.id
     for r in gold.bot:
         assert {"warmth_care": r.valence > 0, "concern": r.valence < 0,
-                "neutral_informative": r.valence == 0}[r.label], r.id
+                "neutral_informative": r.valence == 0 and r.intensity == 0}[r.label], r.id
 
 
 def test_deal_halves_is_stratified_order_free_and_balanced() -> None:
