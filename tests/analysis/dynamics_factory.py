@@ -34,7 +34,8 @@ def conv(cid: str, messages: Sequence[Message], *, keys: dict[str, str] | None =
                                 labels=labels_of(messages), risk_turns=tuple(risk))
 
 
-def user_only(cid: str, valences: Sequence[float], label: str = "sadness_grief", **kw: object) -> LabelledConversation:
+def user_only(cid: str, valences: Sequence[float], label: str = "sadness_grief",
+              **kw: object) -> LabelledConversation:
     msgs: list[Message] = []
     for v in valences:
         msgs.append(("u", label, v))

@@ -53,7 +53,8 @@ def test_strategy_outcomes_and_risky_list() -> None:
     assert len(out) == 8
     assert out["reflection_of_feelings"].escalation_rate == 1.0
     assert out["providing_suggestions"].mean_valence_change == pytest.approx(0.0)
-    assert out["question"].units == 1 and out["question"].with_change == 0 and out["question"].escalation_rate is None
+    q = out["question"]
+    assert q.units == 1 and q.with_change == 0 and q.escalation_rate is None
     assert out["other"].units == 0 and out["other"].mean_valence_change is None
     risky = risky_interventions(units)
     assert [(r.kind, r.bot_message, r.user_before, r.user_after) for r in risky] == [
@@ -67,7 +68,8 @@ def test_profile_strategy_table() -> None:
     table = profile_strategy_table([(RISKY, intervention_units(RISKY)), (calm, intervention_units(calm))])
     cells = {(c.profile, c.strategy): c for c in table}
     assert cells[("resistance", "reflection_of_feelings")].escalations == 1
-    assert cells[("(none)", "question")].with_change == 2 and cells[("(none)", "question")].escalation_rate == 0.0
+    none_q = cells[("(none)", "question")]
+    assert none_q.with_change == 2 and none_q.escalation_rate == 0.0
     assert [c.profile for c in table][-1] == "(none)"
 
 
@@ -98,7 +100,8 @@ def test_an_incomplete_annotation_is_a_failure_never_repaired() -> None:
 def test_report_counts_failures_and_matches_its_schema() -> None:
     convs = [RISKY] + [user_only(f"u{i}", [-0.8 + 0.05 * i, -0.5, 0.08 * i], keys={"locale": "es-MX"})
                        for i in range(12)]
-    failure = AnnotatorFailure(conversation_id="f1", annotator="judge", reason="parse_error", detail="not JSON")
+    failure = AnnotatorFailure(conversation_id="f1", annotator="judge", reason="parse_error",
+                               detail="not JSON")
     report = build_report(convs, [(failure, {"locale": "en-US"})], group_keys=("locale",))
     assert (report.conversations, report.labelled, report.failed) == (14, 13, 1)
     assert report.failures[0].conversation_id == "f1" and report.failures[0].reason == "parse_error"

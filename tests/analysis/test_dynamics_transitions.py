@@ -50,12 +50,14 @@ def test_pooled_per_group_and_role() -> None:
     c = conv("c", [("u", "sadness_grief", -0.6), ("b", "concern", "question"), ("u", "hope", 0.6)],
              keys={"suite": "s", "locale": "es-MX"})
     pooled = pooled_transitions([a, b, c], ("locale",), 0.5)
-    assert [(m.group, m.role) for m in pooled] == [({"locale": "en-US"}, "user"), ({"locale": "es-MX"}, "user")]
+    assert [(m.group, m.role) for m in pooled] == [
+        ({"locale": "en-US"}, "user"), ({"locale": "es-MX"}, "user")]
     es = pooled[1]
     assert es.conversations == 2 and es.transitions == 2
     assert es.counts[U("sadness_grief")][U("hope")] == 2
     assert es.row_totals[U("sadness_grief")] == 2
-    assert es.probabilities[U("sadness_grief")][U("hope")] == pytest.approx((2 + 0.5) / (2 + 9 * 0.5), abs=1e-6)
+    expected = (2 + 0.5) / (2 + 9 * 0.5)
+    assert es.probabilities[U("sadness_grief")][U("hope")] == pytest.approx(expected, abs=1e-6)
     everything = pooled_transitions([a, b, c])
     assert len(everything) == 1 and everything[0].group == {} and everything[0].transitions == 3
 
