@@ -24,7 +24,6 @@ from empath_gate.analysis.dynamics.interventions import (
 )
 from empath_gate.analysis.dynamics.report import (
     DynamicsReport,
-    InputProblem,
     build_report,
     dynamics_json_schema,
 )
@@ -36,6 +35,7 @@ from empath_gate.analysis.dynamics.transitions import (
     smoothed,
     transition_counts,
 )
+from empath_gate.turns.external import InputProblem
 
 __all__ = [
     "DEFAULT_ALPHA",

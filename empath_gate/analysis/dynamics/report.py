@@ -52,6 +52,7 @@ from empath_gate.analysis.dynamics.transitions import (
     sparse,
     states_of,
 )
+from empath_gate.turns.external import InputProblem
 from empath_gate.turns.model import AnnotatorFailure, TurnLabel
 
 DYNAMICS_SCHEMA_VERSION = "1"
@@ -107,15 +108,6 @@ class FailureEntry(AnalysisModel):
     annotator: str
     reason: str
     detail: str
-
-
-class InputProblem(AnalysisModel):
-    """A row (or file) of the input that was not analysed, or analysed with a caveat:
-    ``source`` file, 1-based ``line`` (``None`` for the whole file), ``what`` happened."""
-
-    source: str
-    line: int | None
-    what: str
 
 
 class DynamicsReport(AnalysisModel):
