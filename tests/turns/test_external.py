@@ -67,7 +67,8 @@ def test_csv_rows_and_missing_columns(tmp_path: Path) -> None:
 
 def test_tool_transcripts_are_read_with_suite_locale_and_profiles(tmp_path: Path) -> None:
     t = Transcript(suite="crisis", seed_id="s1", persona_id="p1", locale="es-MX", run=0,
-                   conversation_id="s1-p1", transcript_id="s1-p1-r0", target="callable:bot", auditor="scripted", max_turns=2,
+                   conversation_id="s1-p1", transcript_id="s1-p1-r0", target="callable:bot",
+                   auditor="scripted", max_turns=2,
                    turns=(Turn(index=0, role="user", content="No puedo más", source="script"),
                           Turn(index=1, role="assistant", content="Te escucho", source="target")))
     path = write_transcript(t, tmp_path)
