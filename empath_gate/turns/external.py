@@ -16,7 +16,8 @@ locale); the rest is analysed. Nothing is dropped silently.
 
 **Transcript files** (:mod:`empath_gate.conversation.transcript_io`) are recognised by their
 header line (``"type": "header"``); each is one conversation keyed by its ``transcript_id``,
-with ``suite`` and ``locale`` as grouping keys and the persona's behaviour profiles when a
+with ``suite`` and ``locale`` as grouping keys (external rows: ``source``, the file name, and
+``locale``, ``unknown`` when no row gives one) and the persona's behaviour profiles when a
 ``profiles_of`` lookup is given. A transcript that cannot be read is reported as a problem.
 
 Every file is read through :mod:`empath_gate.bounded`; a file that cannot be read at all
@@ -37,10 +38,21 @@ from empath_gate.errors import ConfigError
 from empath_gate.turns.model import Dialogue, DialogueTurn, Role
 
 ROLE_ALIASES: Mapping[str, Role] = {
-    "user": "user", "texter": "user", "seeker": "user", "help-seeker": "user", "help_seeker": "user",
-    "client": "user", "caller": "user",
-    "assistant": "assistant", "volunteer": "assistant", "counselor": "assistant", "counsellor": "assistant",
-    "supporter": "assistant", "listener": "assistant", "bot": "assistant", "agent": "assistant",
+    "user": "user",
+    "texter": "user",
+    "seeker": "user",
+    "help-seeker": "user",
+    "help_seeker": "user",
+    "client": "user",
+    "caller": "user",
+    "assistant": "assistant",
+    "volunteer": "assistant",
+    "counselor": "assistant",
+    "counsellor": "assistant",
+    "supporter": "assistant",
+    "listener": "assistant",
+    "bot": "assistant",
+    "agent": "assistant",
 }
 """Role names accepted in external rows (lower-cased before lookup)."""
 
@@ -125,20 +137,38 @@ def _row(rec: Any, source: str, line: int, problems: list[InputProblem]) -> _Row
         return None
     text = rec.get("text")
     if not isinstance(text, str) or not text.strip():
-        bad("missing text" if text is None else "empty text" if isinstance(text, str)
-            else "text is not a string")
+        bad(
+            "missing text"
+            if text is None
+            else "empty text"
+            if isinstance(text, str)
+            else "text is not a string"
+        )
         return None
     locale = rec.get("locale")
     canonical = None
     if isinstance(locale, str) and locale.strip():
         canonical = LOCALES.get(locale.strip().lower().replace("_", "-"))
         if canonical is None:
-            problems.append(InputProblem(source=source, line=line, what=f"unknown locale {locale!r} "
-                                         "(es-MX or en-US); analysed with the locale unknown"))
+            problems.append(
+                InputProblem(
+                    source=source,
+                    line=line,
+                    what=f"unknown locale {locale!r} (es-MX or en-US); analysed with the locale unknown",
+                )
+            )
     profile = rec.get("profile")
     profile = profile.strip() if isinstance(profile, str) and profile.strip() else None
-    return _Row(source=source, line=line, conversation_id=str(cid).strip(), turn=turn, role=role, text=text,
-                locale=canonical, profile=profile)
+    return _Row(
+        source=source,
+        line=line,
+        conversation_id=str(cid).strip(),
+        turn=turn,
+        role=role,
+        text=text,
+        locale=canonical,
+        profile=profile,
+    )
 
 
 _NOT_JSON = object()
@@ -154,13 +184,16 @@ def _jsonl_records(text: str, source: str, problems: list[InputProblem]) -> Iter
             continue
         rows += 1
         if rows > lim.max_input_rows:
-            raise ConfigError(f"{source}:{n}: more than max_input_rows = {lim.max_input_rows:,} lines — "
-                              "split the file, or raise max_input_rows (EMPATH_MAX_INPUT_ROWS)")
+            raise ConfigError(
+                f"{source}:{n}: more than max_input_rows = {lim.max_input_rows:,} lines — "
+                "split the file, or raise max_input_rows (EMPATH_MAX_INPUT_ROWS)"
+            )
         try:
             yield n, loads_json(line, f"{source}:{n}", lim)
         except json.JSONDecodeError as exc:
-            problems.append(InputProblem(source=source, line=n,
-                                         what=f"not valid JSON ({exc.msg}); row not analysed"))
+            problems.append(
+                InputProblem(source=source, line=n, what=f"not valid JSON ({exc.msg}); row not analysed")
+            )
             yield n, _NOT_JSON
 
 
@@ -169,8 +202,9 @@ def _is_transcript(text: str) -> bool:
     return first.lstrip().startswith("{") and '"type"' in first and '"header"' in first
 
 
-def _transcript(path: Path, problems: list[InputProblem],
-                profiles_of: Callable[[str], Sequence[str]] | None) -> SourcedDialogue | None:
+def _transcript(
+    path: Path, problems: list[InputProblem], profiles_of: Callable[[str], Sequence[str]] | None
+) -> SourcedDialogue | None:
     from empath_gate.conversation.transcript_io import read_transcript
 
     try:
@@ -178,15 +212,20 @@ def _transcript(path: Path, problems: list[InputProblem],
     except ValueError as exc:
         problems.append(InputProblem(source=str(path), line=None, what=f"transcript not analysed: {exc}"))
         return None
-    dialogue = Dialogue(conversation_id=t.transcript_id, locale=t.locale,
-                        turns=tuple(DialogueTurn(role=turn.role, text=turn.content) for turn in t.turns))
-    keys = {"source": path.name, "suite": t.suite, "locale": t.locale}
-    return SourcedDialogue(dialogue=dialogue, keys=keys,
-                           profiles=tuple(profiles_of(t.persona_id)) if profiles_of else ())
+    dialogue = Dialogue(
+        conversation_id=t.transcript_id,
+        locale=t.locale,
+        turns=tuple(DialogueTurn(role=turn.role, text=turn.content) for turn in t.turns),
+    )
+    keys = {"suite": t.suite, "locale": t.locale}
+    return SourcedDialogue(
+        dialogue=dialogue, keys=keys, profiles=tuple(profiles_of(t.persona_id)) if profiles_of else ()
+    )
 
 
-def read_conversations(paths: Sequence[Path], *,
-                       profiles_of: Callable[[str], Sequence[str]] | None = None) -> ReadConversations:
+def read_conversations(
+    paths: Sequence[Path], *, profiles_of: Callable[[str], Sequence[str]] | None = None
+) -> ReadConversations:
     """Read every file of ``paths`` (module docstring): ``.csv`` as CSV, anything else as JSONL
     (a transcript when its first line is a transcript header). ``profiles_of``: persona id ->
     its behaviour profiles, for transcripts. Raises ConfigError for a file that cannot be read
@@ -200,8 +239,9 @@ def read_conversations(paths: Sequence[Path], *,
         try:
             text = read_text(Path(path))
         except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{source}: cannot read the file ({exc}) — give a readable UTF-8 file"
-                              ) from None
+            raise ConfigError(
+                f"{source}: cannot read the file ({exc}) — give a readable UTF-8 file"
+            ) from None
         if path.suffix.lower() == ".csv":
             missing = [c for c in REQUIRED if c not in csv_header(text)]
             if missing:
@@ -224,8 +264,9 @@ def read_conversations(paths: Sequence[Path], *,
             row = _row(rec, source, line, problems)
             if row is not None:
                 rows.append(row)
-    return ReadConversations(conversations=tuple(whole) + _assemble(rows, problems),
-                             problems=tuple(problems), rows=count)
+    return ReadConversations(
+        conversations=tuple(whole) + _assemble(rows, problems), problems=tuple(problems), rows=count
+    )
 
 
 def _assemble(rows: list[_Row], problems: list[InputProblem]) -> tuple[SourcedDialogue, ...]:
@@ -236,10 +277,14 @@ def _assemble(rows: list[_Row], problems: list[InputProblem]) -> tuple[SourcedDi
         turns = by_conv.setdefault(r.conversation_id, {})
         if r.turn in turns:
             first = turns[r.turn]
-            problems.append(InputProblem(
-                source=r.source, line=r.line,
-                what=f"turn {r.turn} of conversation {r.conversation_id!r} is already given at "
-                     f"{first.source}:{first.line}; row not analysed"))
+            problems.append(
+                InputProblem(
+                    source=r.source,
+                    line=r.line,
+                    what=f"turn {r.turn} of conversation {r.conversation_id!r} is already given at "
+                    f"{first.source}:{first.line}; row not analysed",
+                )
+            )
             continue
         turns[r.turn] = r
     out = []
@@ -249,11 +294,22 @@ def _assemble(rows: list[_Row], problems: list[InputProblem]) -> tuple[SourcedDi
         locale = locales[0] if locales else None
         for r in ordered:
             if r.locale and r.locale != locale:
-                problems.append(InputProblem(source=r.source, line=r.line, what=(
-                    f"locale {r.locale} differs from the conversation's {locale}; analysed as {locale}")))
+                problems.append(
+                    InputProblem(
+                        source=r.source,
+                        line=r.line,
+                        what=(
+                            f"locale {r.locale} differs from the conversation's {locale}; "
+                            f"analysed as {locale}"
+                        ),
+                    )
+                )
         profiles = tuple(dict.fromkeys(r.profile for r in ordered if r.profile))
-        dialogue = Dialogue(conversation_id=cid, locale=locale,
-                            turns=tuple(DialogueTurn(role=r.role, text=r.text) for r in ordered))
+        dialogue = Dialogue(
+            conversation_id=cid,
+            locale=locale,
+            turns=tuple(DialogueTurn(role=r.role, text=r.text) for r in ordered),
+        )
         keys = {"source": Path(ordered[0].source).name, "locale": locale or "unknown"}
         out.append(SourcedDialogue(dialogue=dialogue, keys=keys, profiles=profiles))
     return tuple(out)

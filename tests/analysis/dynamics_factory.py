@@ -23,19 +23,39 @@ def labels_of(messages: Sequence[Message]) -> tuple[TurnLabel, ...]:
             out.append(TurnLabel(turn=i, role="user", label=label, intensity=2, valence=float(extra)))
         else:
             assert isinstance(extra, str)
-            out.append(TurnLabel(turn=i, role="assistant", label=label, intensity=1,
-                                 valence=BOT_VALENCE[label], strategy=extra))
+            out.append(
+                TurnLabel(
+                    turn=i,
+                    role="assistant",
+                    label=label,
+                    intensity=1,
+                    valence=BOT_VALENCE[label],
+                    strategy=extra,
+                )
+            )
     return tuple(out)
 
 
-def conv(cid: str, messages: Sequence[Message], *, keys: dict[str, str] | None = None,
-         profiles: Sequence[str] = (), risk: Sequence[int] = ()) -> LabelledConversation:
-    return LabelledConversation(conversation_id=cid, keys=keys or {}, profiles=tuple(profiles),
-                                labels=labels_of(messages), risk_turns=tuple(risk))
+def conv(
+    cid: str,
+    messages: Sequence[Message],
+    *,
+    keys: dict[str, str] | None = None,
+    profiles: Sequence[str] = (),
+    risk: Sequence[int] = (),
+) -> LabelledConversation:
+    return LabelledConversation(
+        conversation_id=cid,
+        keys=keys or {},
+        profiles=tuple(profiles),
+        labels=labels_of(messages),
+        risk_turns=tuple(risk),
+    )
 
 
-def user_only(cid: str, valences: Sequence[float], label: str = "sadness_grief",
-              **kw: object) -> LabelledConversation:
+def user_only(
+    cid: str, valences: Sequence[float], label: str = "sadness_grief", **kw: object
+) -> LabelledConversation:
     msgs: list[Message] = []
     for v in valences:
         msgs.append(("u", label, v))

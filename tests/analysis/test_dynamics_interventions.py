@@ -20,11 +20,19 @@ from empath_gate.analysis.dynamics import (
 from empath_gate.analysis.dynamics.interventions import profile_strategy_table
 from empath_gate.turns.model import AnnotatorFailure, Dialogue, DialogueTurn, TurnLabel, TurnLabels
 
-RISKY = conv("r1", [
-    ("u", "sadness_grief", -0.6), ("b", "warmth_care", "reflection_of_feelings"),
-    ("u", "hopelessness", -0.9), ("b", "concern", "providing_suggestions"),  # reply to a risk statement
-    ("u", "hopelessness", -0.9), ("b", "concern", "question"),
-], risk=[2], profiles=["resistance"])
+RISKY = conv(
+    "r1",
+    [
+        ("u", "sadness_grief", -0.6),
+        ("b", "warmth_care", "reflection_of_feelings"),
+        ("u", "hopelessness", -0.9),
+        ("b", "concern", "providing_suggestions"),  # reply to a risk statement
+        ("u", "hopelessness", -0.9),
+        ("b", "concern", "question"),
+    ],
+    risk=[2],
+    profiles=["resistance"],
+)
 
 
 def test_units_link_the_user_before_and_after() -> None:
@@ -40,8 +48,15 @@ def test_units_link_the_user_before_and_after() -> None:
 
 
 def test_bot_first_has_no_before() -> None:
-    c = conv("b1", [("b", "warmth_care", "question"), ("u", "neutral", 0.0), ("b", "concern", "information"),
-                    ("u", "hope", 0.6)])
+    c = conv(
+        "b1",
+        [
+            ("b", "warmth_care", "question"),
+            ("u", "neutral", 0.0),
+            ("b", "concern", "information"),
+            ("u", "hope", 0.6),
+        ],
+    )
     units = intervention_units(c)
     assert units[0].before is None and units[0].escalation is None
     assert units[1].valence_change == pytest.approx(0.6) and units[1].escalation is False
@@ -74,34 +89,62 @@ def test_profile_strategy_table() -> None:
 
 
 def _dialogue(cid: str) -> Dialogue:
-    return Dialogue(conversation_id=cid, turns=(DialogueTurn(role="user", text="hola"),
-                                                DialogueTurn(role="assistant", text="hola")))
+    return Dialogue(
+        conversation_id=cid,
+        turns=(DialogueTurn(role="user", text="hola"), DialogueTurn(role="assistant", text="hola")),
+    )
 
 
 def test_an_incomplete_annotation_is_a_failure_never_repaired() -> None:
     d = _dialogue("x")
-    short = TurnLabels(conversation_id="x", annotator="offline", version="1",
-                       labels=(TurnLabel(turn=0, role="user", label="neutral", intensity=0, valence=0.0),))
+    short = TurnLabels(
+        conversation_id="x",
+        annotator="offline",
+        version="1",
+        labels=(TurnLabel(turn=0, role="user", label="neutral", intensity=0, valence=0.0),),
+    )
     out = checked_annotation(d, short)
     assert isinstance(out, AnnotatorFailure) and out.reason == "incomplete" and "1 labels for 2" in out.detail
-    wrong = TurnLabels(conversation_id="x", annotator="offline", version="1", labels=(
-        TurnLabel(turn=0, role="user", label="neutral", intensity=0, valence=0.0),
-        TurnLabel(turn=1, role="assistant", label="hope", intensity=0, valence=0.0, strategy="question")))
+    wrong = TurnLabels(
+        conversation_id="x",
+        annotator="offline",
+        version="1",
+        labels=(
+            TurnLabel(turn=0, role="user", label="neutral", intensity=0, valence=0.0),
+            TurnLabel(turn=1, role="assistant", label="hope", intensity=0, valence=0.0, strategy="question"),
+        ),
+    )
     failed = checked_annotation(d, wrong)
     assert isinstance(failed, AnnotatorFailure) and "'hope' is not a assistant label" in failed.detail
-    nostrat = wrong.model_copy(update={"labels": (wrong.labels[0], TurnLabel(
-        turn=1, role="assistant", label="concern", intensity=0, valence=0.0))})
+    nostrat = wrong.model_copy(
+        update={
+            "labels": (
+                wrong.labels[0],
+                TurnLabel(turn=1, role="assistant", label="concern", intensity=0, valence=0.0),
+            )
+        }
+    )
     assert isinstance(checked_annotation(d, nostrat), AnnotatorFailure)
-    ok = wrong.model_copy(update={"labels": (wrong.labels[0], TurnLabel(
-        turn=1, role="assistant", label="concern", intensity=0, valence=0.0, strategy="question"))})
+    ok = wrong.model_copy(
+        update={
+            "labels": (
+                wrong.labels[0],
+                TurnLabel(
+                    turn=1, role="assistant", label="concern", intensity=0, valence=0.0, strategy="question"
+                ),
+            )
+        }
+    )
     assert checked_annotation(d, ok) is ok
 
 
 def test_report_counts_failures_and_matches_its_schema() -> None:
-    convs = [RISKY] + [user_only(f"u{i}", [-0.8 + 0.05 * i, -0.5, 0.08 * i], keys={"locale": "es-MX"})
-                       for i in range(12)]
-    failure = AnnotatorFailure(conversation_id="f1", annotator="judge", reason="parse_error",
-                               detail="not JSON")
+    convs = [RISKY] + [
+        user_only(f"u{i}", [-0.8 + 0.05 * i, -0.5, 0.08 * i], keys={"locale": "es-MX"}) for i in range(12)
+    ]
+    failure = AnnotatorFailure(
+        conversation_id="f1", annotator="judge", reason="parse_error", detail="not JSON"
+    )
     report = build_report(convs, [(failure, {"locale": "en-US"})], group_keys=("locale",))
     assert (report.conversations, report.labelled, report.failed) == (14, 13, 1)
     assert report.failures[0].conversation_id == "f1" and report.failures[0].reason == "parse_error"

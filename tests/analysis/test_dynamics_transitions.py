@@ -16,9 +16,17 @@ U = USER_LABELS.index
 
 
 def test_counts_are_consecutive_pairs_of_one_role() -> None:
-    c = conv("c1", [("u", "sadness_grief", -0.6), ("b", "warmth_care", "question"),
-                    ("u", "hopelessness", -0.9), ("b", "concern", "information"),
-                    ("u", "hopelessness", -0.9), ("b", "concern", "question")])
+    c = conv(
+        "c1",
+        [
+            ("u", "sadness_grief", -0.6),
+            ("b", "warmth_care", "question"),
+            ("u", "hopelessness", -0.9),
+            ("b", "concern", "information"),
+            ("u", "hopelessness", -0.9),
+            ("b", "concern", "question"),
+        ],
+    )
     user = conversation_counts(c, "user")
     assert user.sum() == 2
     assert user[U("sadness_grief"), U("hopelessness")] == 1
@@ -43,15 +51,26 @@ def test_smoothing_rows_sum_to_one_and_alpha_zero_is_the_empirical_rate() -> Non
 
 
 def test_pooled_per_group_and_role() -> None:
-    a = conv("a", [("u", "sadness_grief", -0.6), ("b", "warmth_care", "question"), ("u", "hope", 0.6)],
-             keys={"suite": "s", "locale": "es-MX"})
-    b = conv("b", [("u", "sadness_grief", -0.6), ("b", "concern", "question"), ("u", "hopelessness", -0.9)],
-             keys={"suite": "s", "locale": "en-US"})
-    c = conv("c", [("u", "sadness_grief", -0.6), ("b", "concern", "question"), ("u", "hope", 0.6)],
-             keys={"suite": "s", "locale": "es-MX"})
+    a = conv(
+        "a",
+        [("u", "sadness_grief", -0.6), ("b", "warmth_care", "question"), ("u", "hope", 0.6)],
+        keys={"suite": "s", "locale": "es-MX"},
+    )
+    b = conv(
+        "b",
+        [("u", "sadness_grief", -0.6), ("b", "concern", "question"), ("u", "hopelessness", -0.9)],
+        keys={"suite": "s", "locale": "en-US"},
+    )
+    c = conv(
+        "c",
+        [("u", "sadness_grief", -0.6), ("b", "concern", "question"), ("u", "hope", 0.6)],
+        keys={"suite": "s", "locale": "es-MX"},
+    )
     pooled = pooled_transitions([a, b, c], ("locale",), 0.5)
     assert [(m.group, m.role) for m in pooled] == [
-        ({"locale": "en-US"}, "user"), ({"locale": "es-MX"}, "user")]
+        ({"locale": "en-US"}, "user"),
+        ({"locale": "es-MX"}, "user"),
+    ]
     es = pooled[1]
     assert es.conversations == 2 and es.transitions == 2
     assert es.counts[U("sadness_grief")][U("hope")] == 2
@@ -63,9 +82,17 @@ def test_pooled_per_group_and_role() -> None:
 
 
 def test_interplay_links_user_bot_next_user() -> None:
-    c = conv("c", [("u", "sadness_grief", -0.6), ("b", "warmth_care", "reflection_of_feelings"),
-                   ("u", "relief_calm", 0.4), ("b", "concern", "providing_suggestions"),
-                   ("u", "anger", -0.5), ("b", "concern", "question")])  # last bot has no next user
+    c = conv(
+        "c",
+        [
+            ("u", "sadness_grief", -0.6),
+            ("b", "warmth_care", "reflection_of_feelings"),
+            ("u", "relief_calm", 0.4),
+            ("b", "concern", "providing_suggestions"),
+            ("u", "anger", -0.5),
+            ("b", "concern", "question"),
+        ],
+    )  # last bot has no next user
     counts = interplay_counts(c.labels)
     assert counts.sum() == 2
     assert counts[U("sadness_grief"), BOT_LABELS.index("warmth_care"), U("relief_calm")] == 1
@@ -76,4 +103,5 @@ def test_interplay_links_user_bot_next_user() -> None:
     row = inter.bot_given_user[U("sadness_grief")]
     assert row[BOT_LABELS.index("warmth_care")] == pytest.approx((2 + 1) / (2 + 3))
     assert ("sadness_grief", "warmth_care", "relief_calm", pytest.approx((2 + 1) / (2 + 9))) in [
-        (a, b, n, p) for a, b, n, p in inter.next_given_user_bot]
+        (a, b, n, p) for a, b, n, p in inter.next_given_user_bot
+    ]

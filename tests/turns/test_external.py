@@ -20,24 +20,36 @@ def _jsonl(path: Path, rows: list[object]) -> Path:
 
 
 def test_jsonl_rows_with_aliases_sorted_by_turn_and_bad_rows_reported(tmp_path: Path) -> None:
-    f = _jsonl(tmp_path / "logs.jsonl", [
-        {"conversation_id": "a", "turn": 2, "role": "Volunteer", "text": "I'm here.", "locale": "en"},
-        {"conversation_id": "a", "turn": 1, "role": "texter", "text": "I can't sleep."},
-        {"conversation_id": "a", "turn": 3, "role": "help-seeker", "text": "thanks"},
-        {"conversation_id": "a", "turn": 3, "role": "user", "text": "again"},  # line 4: duplicate
-        {"conversation_id": "b", "turn": "x", "role": "user", "text": "hola"},  # line 5: turn
-        {"conversation_id": "b", "turn": 1, "role": "robot", "text": "hola"},  # line 6: role
-        {"conversation_id": "b", "turn": 2, "role": "user"},  # line 7: missing text
-        "{not json",  # line 8
-        {"conversation_id": "b", "turn": "3", "role": "counsellor", "text": "¿Cómo estás?", "locale": "es_MX",
-         "profile": "resistance"},
-    ])
+    f = _jsonl(
+        tmp_path / "logs.jsonl",
+        [
+            {"conversation_id": "a", "turn": 2, "role": "Volunteer", "text": "I'm here.", "locale": "en"},
+            {"conversation_id": "a", "turn": 1, "role": "texter", "text": "I can't sleep."},
+            {"conversation_id": "a", "turn": 3, "role": "help-seeker", "text": "thanks"},
+            {"conversation_id": "a", "turn": 3, "role": "user", "text": "again"},  # line 4: duplicate
+            {"conversation_id": "b", "turn": "x", "role": "user", "text": "hola"},  # line 5: turn
+            {"conversation_id": "b", "turn": 1, "role": "robot", "text": "hola"},  # line 6: role
+            {"conversation_id": "b", "turn": 2, "role": "user"},  # line 7: missing text
+            "{not json",  # line 8
+            {
+                "conversation_id": "b",
+                "turn": "3",
+                "role": "counsellor",
+                "text": "¿Cómo estás?",
+                "locale": "es_MX",
+                "profile": "resistance",
+            },
+        ],
+    )
     got = read_conversations([f])
     assert got.rows == 9
     by_id = {c.dialogue.conversation_id: c for c in got.conversations}
     a = by_id["a"].dialogue
     assert [(t.role, t.text) for t in a.turns] == [
-        ("user", "I can't sleep."), ("assistant", "I'm here."), ("user", "thanks")]
+        ("user", "I can't sleep."),
+        ("assistant", "I'm here."),
+        ("user", "thanks"),
+    ]
     assert a.locale == "en-US" and by_id["a"].keys == {"source": "logs.jsonl", "locale": "en-US"}
     assert by_id["b"].dialogue.locale == "es-MX" and by_id["b"].profiles == ("resistance",)
     problems = {p.line: p.what for p in got.problems}
@@ -52,10 +64,13 @@ def test_jsonl_rows_with_aliases_sorted_by_turn_and_bad_rows_reported(tmp_path: 
 
 def test_csv_rows_and_missing_columns(tmp_path: Path) -> None:
     good = tmp_path / "chat.csv"
-    good.write_text("conversation_id,turn,role,text,locale\n"
-                    "c1,1,seeker,\"Me siento sola, muy sola\",es-MX\n"
-                    "c1,2,supporter,Aquí estoy,es-MX\n"
-                    "c1,3,seeker,,es-MX\n", encoding="utf-8")
+    good.write_text(
+        "conversation_id,turn,role,text,locale\n"
+        'c1,1,seeker,"Me siento sola, muy sola",es-MX\n'
+        "c1,2,supporter,Aquí estoy,es-MX\n"
+        "c1,3,seeker,,es-MX\n",
+        encoding="utf-8",
+    )
     bad = tmp_path / "other.csv"
     bad.write_text("conversation_id,turn,speaker,message\nc2,1,user,hi\n", encoding="utf-8")
     got = read_conversations([good, bad])
@@ -66,11 +81,22 @@ def test_csv_rows_and_missing_columns(tmp_path: Path) -> None:
 
 
 def test_tool_transcripts_are_read_with_suite_locale_and_profiles(tmp_path: Path) -> None:
-    t = Transcript(suite="crisis", seed_id="s1", persona_id="p1", locale="es-MX", run=0,
-                   conversation_id="s1-p1", transcript_id="s1-p1-r0", target="callable:bot",
-                   auditor="scripted", max_turns=2,
-                   turns=(Turn(index=0, role="user", content="No puedo más", source="script"),
-                          Turn(index=1, role="assistant", content="Te escucho", source="target")))
+    t = Transcript(
+        suite="crisis",
+        seed_id="s1",
+        persona_id="p1",
+        locale="es-MX",
+        run=0,
+        conversation_id="s1-p1",
+        transcript_id="s1-p1-r0",
+        target="callable:bot",
+        auditor="scripted",
+        max_turns=2,
+        turns=(
+            Turn(index=0, role="user", content="No puedo más", source="script"),
+            Turn(index=1, role="assistant", content="Te escucho", source="target"),
+        ),
+    )
     path = write_transcript(t, tmp_path)
     got = read_conversations([path], profiles_of=lambda pid: ("low_engagement",) if pid == "p1" else ())
     (c,) = got.conversations

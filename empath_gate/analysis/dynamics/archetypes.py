@@ -60,7 +60,13 @@ Shape = Literal[
     "recovering", "persistently_negative", "deteriorating", "volatile", "u_shaped", "stable", "too_short"
 ]
 SHAPES: tuple[Shape, ...] = (
-    "recovering", "u_shaped", "stable", "volatile", "persistently_negative", "deteriorating", "too_short"
+    "recovering",
+    "u_shaped",
+    "stable",
+    "volatile",
+    "persistently_negative",
+    "deteriorating",
+    "too_short",
 )
 """Every shape label, in the order reports list them (better outcomes first)."""
 

@@ -86,8 +86,9 @@ def cluster_trajectories(trajectories: np.ndarray, *, seed: int = SEED) -> Clust
     n = len(trajectories)
     none = {"silhouettes": {}, "seed": seed, "centroids": (), "sizes": (), "assignment": ()}
     if n < MIN_TRAJECTORIES:
-        return Clustering(k=None, sample=n, note=f"{n} trajectories; clustering needs at least "
-                          f"{MIN_TRAJECTORIES}", **none)
+        return Clustering(
+            k=None, sample=n, note=f"{n} trajectories; clustering needs at least {MIN_TRAJECTORIES}", **none
+        )
     data = np.asarray(trajectories, dtype=float)
     if len(np.unique(data, axis=0)) < 3:
         return Clustering(k=None, sample=n, note="fewer than 3 distinct trajectories", **none)
@@ -101,8 +102,9 @@ def cluster_trajectories(trajectories: np.ndarray, *, seed: int = SEED) -> Clust
         if k >= distinct:
             break
         try:
-            centroids, labels = kmeans2(sample, k, minit="++", missing="raise",
-                                        rng=np.random.default_rng(seed))
+            centroids, labels = kmeans2(
+                sample, k, minit="++", missing="raise", rng=np.random.default_rng(seed)
+            )
         except Exception:  # scipy's ClusterError: an empty cluster; this k is skipped
             continue
         if len(np.unique(labels)) < 2:
@@ -111,13 +113,21 @@ def cluster_trajectories(trajectories: np.ndarray, *, seed: int = SEED) -> Clust
         if best is None or scores[k] > best[0]:
             best = (scores[k], k, centroids)
     if best is None:
-        return Clustering(k=None, sample=len(idx), note="no k in 2..6 gave non-empty clusters",
-                          **{**none, "silhouettes": scores})
+        return Clustering(
+            k=None,
+            sample=len(idx),
+            note="no k in 2..6 gave non-empty clusters",
+            **{**none, "silhouettes": scores},
+        )
     _, k, centroids = best
     assignment, _ = vq(data, centroids)
     sizes = np.bincount(assignment, minlength=k)
     return Clustering(
-        k=k, silhouettes=scores, sample=len(idx), seed=seed,
+        k=k,
+        silhouettes=scores,
+        sample=len(idx),
+        seed=seed,
         centroids=tuple(tuple(round(float(x), 4) for x in c) for c in centroids),
-        sizes=tuple(int(x) for x in sizes), assignment=tuple(int(x) for x in assignment),
+        sizes=tuple(int(x) for x in sizes),
+        assignment=tuple(int(x) for x in assignment),
     )

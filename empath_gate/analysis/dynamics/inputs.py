@@ -68,8 +68,12 @@ def checked_annotation(dialogue: Dialogue, annotation: Annotation) -> Annotation
     problem = _label_problem(dialogue, annotation)
     if problem is None:
         return annotation
-    return AnnotatorFailure(conversation_id=dialogue.conversation_id, annotator=annotation.annotator,
-                            reason="incomplete", detail=problem)
+    return AnnotatorFailure(
+        conversation_id=dialogue.conversation_id,
+        annotator=annotation.annotator,
+        reason="incomplete",
+        detail=problem,
+    )
 
 
 def _label_problem(dialogue: Dialogue, labels: TurnLabels) -> str | None:
@@ -93,15 +97,25 @@ def _label_problem(dialogue: Dialogue, labels: TurnLabels) -> str | None:
     return None
 
 
-def labelled(dialogue: Dialogue, labels: TurnLabels, *, keys: dict[str, str] | None = None,
-             profiles: Sequence[str] = (), risk_turns: Sequence[int] = ()) -> LabelledConversation:
+def labelled(
+    dialogue: Dialogue,
+    labels: TurnLabels,
+    *,
+    keys: dict[str, str] | None = None,
+    profiles: Sequence[str] = (),
+    risk_turns: Sequence[int] = (),
+) -> LabelledConversation:
     """The :class:`LabelledConversation` of a dialogue whose labels passed
     :func:`checked_annotation` (ValueError otherwise)."""
     problem = _label_problem(dialogue, labels)
     if problem is not None:
         raise ValueError(f"{dialogue.conversation_id}: {problem}")
     return LabelledConversation(
-        conversation_id=dialogue.conversation_id, keys=dict(keys or {}), profiles=tuple(profiles),
-        labels=labels.labels, risk_turns=tuple(sorted(set(risk_turns))), annotator=labels.annotator,
+        conversation_id=dialogue.conversation_id,
+        keys=dict(keys or {}),
+        profiles=tuple(profiles),
+        labels=labels.labels,
+        risk_turns=tuple(sorted(set(risk_turns))),
+        annotator=labels.annotator,
         version=labels.version,
     )

@@ -89,11 +89,19 @@ def intervention_units(conv: LabelledConversation, delta: float = ESCALATION_DEL
             change = round(after.valence - before.valence, 6)
             changed = after.label != before.label
             esc = change <= -delta + 1e-9 or (after.label == HOPELESSNESS and before.label != HOPELESSNESS)
-        units.append(InterventionUnit(
-            conversation_id=conv.conversation_id, turn=i, strategy=t.strategy or "other", before=before,
-            after=after, valence_change=change, label_changed=changed, escalation=esc,
-            risk_before=i > 0 and labels[i - 1].role == "user" and (i - 1) in risk,
-        ))
+        units.append(
+            InterventionUnit(
+                conversation_id=conv.conversation_id,
+                turn=i,
+                strategy=t.strategy or "other",
+                before=before,
+                after=after,
+                valence_change=change,
+                label_changed=changed,
+                escalation=esc,
+                risk_before=i > 0 and labels[i - 1].role == "user" and (i - 1) in risk,
+            )
+        )
     return units
 
 
@@ -130,9 +138,12 @@ def strategy_outcomes(units: Iterable[InterventionUnit]) -> tuple[StrategyOutcom
         lab[u.strategy] += bool(u.label_changed)
     return tuple(
         StrategyOutcome(
-            strategy=s, units=n[s], with_change=w[s],
+            strategy=s,
+            units=n[s],
+            with_change=w[s],
             mean_valence_change=round(total[s] / w[s], 6) if w[s] else None,
-            escalations=esc[s], escalation_rate=round(esc[s] / w[s], 6) if w[s] else None,
+            escalations=esc[s],
+            escalation_rate=round(esc[s] / w[s], 6) if w[s] else None,
             label_changes=lab[s],
         )
         for s in STRATEGIES
@@ -165,13 +176,19 @@ def risky_interventions(units: Iterable[InterventionUnit]) -> list[RiskyInterven
         if u.escalation and u.after is not None and u.after.label == HOPELESSNESS:
             kinds.append("escalation_to_hopelessness")
         for kind in kinds:
-            out.append(RiskyIntervention(
-                conversation_id=u.conversation_id, kind=kind, strategy=u.strategy, bot_message=u.turn + 1,
-                user_before=u.before.turn + 1 if u.before else None,
-                user_after=u.after.turn + 1 if u.after else None,
-                label_before=u.before.label if u.before else None,
-                label_after=u.after.label if u.after else None, valence_change=u.valence_change,
-            ))
+            out.append(
+                RiskyIntervention(
+                    conversation_id=u.conversation_id,
+                    kind=kind,
+                    strategy=u.strategy,
+                    bot_message=u.turn + 1,
+                    user_before=u.before.turn + 1 if u.before else None,
+                    user_after=u.after.turn + 1 if u.after else None,
+                    label_before=u.before.label if u.before else None,
+                    label_after=u.after.label if u.after else None,
+                    valence_change=u.valence_change,
+                )
+            )
     return out
 
 
@@ -203,7 +220,14 @@ def profile_strategy_table(
                 e[(profile, u.strategy)] += bool(u.escalation)
     profiles = sorted({p for p, _ in w}, key=lambda p: (p == NO_PROFILE, p))
     return tuple(
-        ProfileStrategyCell(profile=p, strategy=s, with_change=w[(p, s)], escalations=e[(p, s)],
-                            escalation_rate=round(e[(p, s)] / w[(p, s)], 6))
-        for p in profiles for s in STRATEGIES if w[(p, s)]
+        ProfileStrategyCell(
+            profile=p,
+            strategy=s,
+            with_change=w[(p, s)],
+            escalations=e[(p, s)],
+            escalation_rate=round(e[(p, s)] / w[(p, s)], 6),
+        )
+        for p in profiles
+        for s in STRATEGIES
+        if w[(p, s)]
     )

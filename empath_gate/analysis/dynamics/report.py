@@ -163,7 +163,8 @@ def build_report(
     clusterable = [i for i, t in enumerate(trajectories) if t is not None and shapes[i] != "too_short"]
     clustering = cluster_trajectories(
         np.array([trajectories[i] for i in clusterable]).reshape(len(clusterable), TRAJECTORY_POINTS),
-        seed=seed)
+        seed=seed,
+    )
     cluster_of: dict[int, int] = (
         dict(zip(clusterable, clustering.assignment, strict=True)) if clustering.k is not None else {}
     )
@@ -171,28 +172,50 @@ def build_report(
     per_conv = []
     for i, c in enumerate(labelled):
         traj = trajectories[i]
-        per_conv.append(ConversationDynamics(
-            conversation_id=c.conversation_id, keys=c.keys, profiles=c.profiles, annotator=c.annotator,
-            version=c.version, labels=c.labels, user_messages=len(valences[i]),
-            trajectory=tuple(round(float(x), 4) for x in traj) if traj is not None else None,
-            shape=shapes[i], cluster=cluster_of.get(i), risk_messages=tuple(t + 1 for t in c.risk_turns),
-            user_transitions=sparse(conversation_counts(c, "user"), states_of("user")),
-            bot_transitions=sparse(conversation_counts(c, "assistant"), states_of("assistant")),
-        ))
+        per_conv.append(
+            ConversationDynamics(
+                conversation_id=c.conversation_id,
+                keys=c.keys,
+                profiles=c.profiles,
+                annotator=c.annotator,
+                version=c.version,
+                labels=c.labels,
+                user_messages=len(valences[i]),
+                trajectory=tuple(round(float(x), 4) for x in traj) if traj is not None else None,
+                shape=shapes[i],
+                cluster=cluster_of.get(i),
+                risk_messages=tuple(t + 1 for t in c.risk_turns),
+                user_transitions=sparse(conversation_counts(c, "user"), states_of("user")),
+                bot_transitions=sparse(conversation_counts(c, "assistant"), states_of("assistant")),
+            )
+        )
     counted = Counter(shapes)
     all_units = [u for us in units for u in us]
     return DynamicsReport(
         parameters=Parameters(
-            alpha=alpha, trajectory_points=TRAJECTORY_POINTS, min_user_turns=MIN_USER_TURNS,
+            alpha=alpha,
+            trajectory_points=TRAJECTORY_POINTS,
+            min_user_turns=MIN_USER_TURNS,
             shape_delta=DELTA,
-            swing=SWING, min_reversals=MIN_REVERSALS, negative_mean=NEGATIVE_MEAN,
-            escalation_delta=ESCALATION_DELTA, cluster_seed=seed, group_keys=tuple(group_keys),
+            swing=SWING,
+            min_reversals=MIN_REVERSALS,
+            negative_mean=NEGATIVE_MEAN,
+            escalation_delta=ESCALATION_DELTA,
+            cluster_seed=seed,
+            group_keys=tuple(group_keys),
         ),
-        conversations=len(labelled) + len(failures), labelled=len(labelled), failed=len(failures),
+        conversations=len(labelled) + len(failures),
+        labelled=len(labelled),
+        failed=len(failures),
         annotators=dict(sorted(Counter(f"{c.annotator} {c.version}".strip() for c in labelled).items())),
         failures=tuple(
-            FailureEntry(conversation_id=f.conversation_id, keys=dict(keys), annotator=f.annotator,
-                         reason=f.reason, detail=f.detail)
+            FailureEntry(
+                conversation_id=f.conversation_id,
+                keys=dict(keys),
+                annotator=f.annotator,
+                reason=f.reason,
+                detail=f.detail,
+            )
             for f, keys in failures
         ),
         transitions=pooled_transitions(labelled, group_keys, alpha),

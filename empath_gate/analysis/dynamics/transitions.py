@@ -119,13 +119,19 @@ class TransitionMatrix(AnalysisModel):
     probabilities: tuple[tuple[float, ...], ...]
 
 
-def matrix_of(counts: np.ndarray, *, group: dict[str, str], role: Role, alpha: float,
-              conversations: int) -> TransitionMatrix:
+def matrix_of(
+    counts: np.ndarray, *, group: dict[str, str], role: Role, alpha: float, conversations: int
+) -> TransitionMatrix:
     """A :class:`TransitionMatrix` from a count array (probabilities rounded to 6 decimals)."""
     probs = smoothed(counts, alpha)
     return TransitionMatrix(
-        group=group, role=role, states=states_of(role), alpha=alpha, conversations=conversations,
-        transitions=int(counts.sum()), counts=tuple(tuple(int(x) for x in row) for row in counts),
+        group=group,
+        role=role,
+        states=states_of(role),
+        alpha=alpha,
+        conversations=conversations,
+        transitions=int(counts.sum()),
+        counts=tuple(tuple(int(x) for x in row) for row in counts),
         row_totals=tuple(int(x) for x in counts.sum(axis=1)),
         probabilities=tuple(tuple(round(float(x), 6) for x in row) for row in probs),
     )
@@ -136,8 +142,9 @@ def group_of(conv: LabelledConversation, keys: Sequence[str]) -> tuple[str, ...]
     return tuple(conv.keys.get(k, "") for k in keys)
 
 
-def pooled_transitions(convs: Iterable[LabelledConversation], keys: Sequence[str] = (),
-                       alpha: float = DEFAULT_ALPHA) -> tuple[TransitionMatrix, ...]:
+def pooled_transitions(
+    convs: Iterable[LabelledConversation], keys: Sequence[str] = (), alpha: float = DEFAULT_ALPHA
+) -> tuple[TransitionMatrix, ...]:
     """One matrix per group of ``keys`` values and role (user first), groups in sorted order;
     ``keys=()`` pools everything. Groups where a role has no transition are left out."""
     totals: dict[tuple[tuple[str, ...], Role], np.ndarray] = {}
@@ -154,8 +161,13 @@ def pooled_transitions(convs: Iterable[LabelledConversation], keys: Sequence[str
             contributing[key] += 1
     order = sorted(totals, key=lambda gk: (gk[0], gk[1] != "user"))
     return tuple(
-        matrix_of(totals[gk], group=dict(zip(keys, gk[0], strict=True)), role=gk[1], alpha=alpha,
-                  conversations=contributing[gk])
+        matrix_of(
+            totals[gk],
+            group=dict(zip(keys, gk[0], strict=True)),
+            role=gk[1],
+            alpha=alpha,
+            conversations=contributing[gk],
+        )
         for gk in order
     )
 
@@ -182,8 +194,7 @@ class Interplay(AnalysisModel):
     next_given_user_bot: tuple[tuple[str, str, str, float], ...]
 
 
-def interplay_of(counts: np.ndarray, *, group: dict[str, str], alpha: float,
-                 conversations: int) -> Interplay:
+def interplay_of(counts: np.ndarray, *, group: dict[str, str], alpha: float, conversations: int) -> Interplay:
     """An :class:`Interplay` from a ``U x B x U`` count array."""
     ub = counts.sum(axis=2)
     p_bot = smoothed(ub, alpha)
@@ -195,15 +206,21 @@ def interplay_of(counts: np.ndarray, *, group: dict[str, str], alpha: float,
             triples.append((USER_LABELS[u], BOT_LABELS[b], USER_LABELS[n], int(counts[u, b, n])))
             nexts.append((USER_LABELS[u], BOT_LABELS[b], USER_LABELS[n], round(float(p_next[u, b, n]), 6)))
     return Interplay(
-        group=group, alpha=alpha, conversations=conversations, total=int(counts.sum()),
-        triples=tuple(triples), user_totals=tuple(int(x) for x in ub.sum(axis=1)),
+        group=group,
+        alpha=alpha,
+        conversations=conversations,
+        total=int(counts.sum()),
+        triples=tuple(triples),
+        user_totals=tuple(int(x) for x in ub.sum(axis=1)),
         bot_given_user=tuple(tuple(round(float(x), 6) for x in row) for row in p_bot),
-        pair_totals=tuple(pairs), next_given_user_bot=tuple(nexts),
+        pair_totals=tuple(pairs),
+        next_given_user_bot=tuple(nexts),
     )
 
 
-def pooled_interplay(convs: Iterable[LabelledConversation], keys: Sequence[str] = (),
-                     alpha: float = DEFAULT_ALPHA) -> tuple[Interplay, ...]:
+def pooled_interplay(
+    convs: Iterable[LabelledConversation], keys: Sequence[str] = (), alpha: float = DEFAULT_ALPHA
+) -> tuple[Interplay, ...]:
     """One :class:`Interplay` per group of ``keys`` values (sorted); groups without a triple
     are left out."""
     totals: dict[tuple[str, ...], np.ndarray] = {}
@@ -216,7 +233,8 @@ def pooled_interplay(convs: Iterable[LabelledConversation], keys: Sequence[str] 
         totals[g] = totals[g] + c if g in totals else c
         contributing[g] += 1
     return tuple(
-        interplay_of(totals[g], group=dict(zip(keys, g, strict=True)), alpha=alpha,
-                     conversations=contributing[g])
+        interplay_of(
+            totals[g], group=dict(zip(keys, g, strict=True)), alpha=alpha, conversations=contributing[g]
+        )
         for g in sorted(totals)
     )
