@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -95,8 +95,9 @@ class ReadConversations(BaseModel):
     rows: int
 
 
-class _Row(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class _Row(NamedTuple):
+    """One usable row (a tuple: 200,000 of them are read for a 10,000-conversation file)."""
+
     source: str
     line: int
     conversation_id: str

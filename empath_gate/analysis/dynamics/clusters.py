@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.cluster.vq import kmeans2, vq
+from scipy.spatial.distance import cdist
 
 from empath_gate.analysis.base import AnalysisModel
 
@@ -59,8 +60,7 @@ def silhouette(data: np.ndarray, labels: np.ndarray) -> float:
     clusters = np.unique(labels)
     if len(clusters) < 2:
         raise ValueError("the silhouette needs at least two clusters")
-    sq = np.sum(data * data, axis=1)
-    dist = np.sqrt(np.maximum(sq[:, None] + sq[None, :] - 2.0 * data @ data.T, 0.0))
+    dist = cdist(data, data)
     n = len(data)
     a = np.zeros(n)
     b = np.full(n, np.inf)

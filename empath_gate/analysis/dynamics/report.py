@@ -37,10 +37,7 @@ from empath_gate.analysis.dynamics.interventions import (
     ProfileStrategyCell,
     RiskyIntervention,
     StrategyOutcome,
-    intervention_units,
-    profile_strategy_table,
-    risky_interventions,
-    strategy_outcomes,
+    summarise_units,
 )
 from empath_gate.analysis.dynamics.transitions import (
     DEFAULT_ALPHA,
@@ -168,7 +165,6 @@ def build_report(
     cluster_of: dict[int, int] = (
         dict(zip(clusterable, clustering.assignment, strict=True)) if clustering.k is not None else {}
     )
-    units = [intervention_units(c) for c in labelled]
     per_conv = []
     for i, c in enumerate(labelled):
         traj = trajectories[i]
@@ -190,7 +186,7 @@ def build_report(
             )
         )
     counted = Counter(shapes)
-    all_units = [u for us in units for u in us]
+    summary = summarise_units(labelled)
     return DynamicsReport(
         parameters=Parameters(
             alpha=alpha,
@@ -223,9 +219,9 @@ def build_report(
         interplay=pooled_interplay(labelled, group_keys, alpha),
         shapes={s: counted.get(s, 0) for s in SHAPES},
         clustering=clustering.model_copy(update={"assignment": ()}),
-        strategies=strategy_outcomes(all_units),
-        risky=tuple(risky_interventions(all_units)),
-        profile_strategy=profile_strategy_table(list(zip(labelled, units, strict=True))),
+        strategies=summary.outcomes,
+        risky=summary.risky,
+        profile_strategy=summary.profile_strategy,
         per_conversation=tuple(per_conv),
         input_problems=tuple(input_problems),
     )
