@@ -12,7 +12,8 @@ A row with a problem (not an object, unknown role, missing or empty text, missin
 ``turn`` that is not an integer, a turn already given for that conversation, an unknown
 locale) is reported as an :class:`InputProblem` with its file
 and 1-based line (CSV: the header is line 1) and left out (an unknown locale only drops the
-locale); the rest is analysed. Nothing is dropped silently.
+locale); the rest is analysed. Nothing is dropped silently. Conversation ids, profiles and
+problem messages are redacted of secrets (:func:`empath_gate.secrets.redact`).
 
 **Transcript files** (:mod:`empath_gate.conversation.transcript_io`) are recognised by their
 header line (``"type": "header"``); each is one conversation keyed by its ``transcript_id``,
@@ -31,10 +32,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from empath_gate.bounded import csv_header, current_limits, iter_csv, loads_json, read_text
 from empath_gate.errors import ConfigError
+from empath_gate.secrets import redact
 from empath_gate.turns.model import Dialogue, DialogueTurn, Role
 
 ROLE_ALIASES: Mapping[str, Role] = {
@@ -71,6 +73,12 @@ class InputProblem(BaseModel):
     source: str
     line: int | None
     what: str
+
+    @field_validator("what")
+    @classmethod
+    def _no_secret(cls, value: str) -> str:
+        """A problem quotes input values; a credential among them is taken out."""
+        return redact(value)
 
 
 class SourcedDialogue(BaseModel):
@@ -159,11 +167,11 @@ def _row(rec: Any, source: str, line: int, problems: list[InputProblem]) -> _Row
                 )
             )
     profile = rec.get("profile")
-    profile = profile.strip() if isinstance(profile, str) and profile.strip() else None
+    profile = redact(profile.strip()) if isinstance(profile, str) and profile.strip() else None
     return _Row(
         source=source,
         line=line,
-        conversation_id=str(cid).strip(),
+        conversation_id=redact(str(cid).strip()),
         turn=turn,
         role=role,
         text=text,

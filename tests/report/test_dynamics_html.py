@@ -95,3 +95,11 @@ def test_the_page_is_capped_and_says_what_was_left_out() -> None:
     assert len(page.encode("utf-8")) <= MAX_HTML_BYTES
     m = re.search(r"(\d+) of 2500 conversations are left out", page)
     assert m is not None and 0 < int(m.group(1)) < 2500
+
+
+def test_secrets_are_taken_out_of_the_page_with_text() -> None:
+    key = "sk-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4"
+    items = [_item("leak", [(f"I'm sad, my key is {key}", "Try rotating it"), ("hopeless", "ok")])]
+    report = analyse_dynamics(items, stub_annotate)
+    page = render_dynamics_html(report, {i.dialogue.conversation_id: i.dialogue for i in items})
+    assert key not in page and "&lt;redacted&gt;" in page

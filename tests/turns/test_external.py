@@ -124,3 +124,17 @@ def test_rows_over_the_field_limit_are_refused(tmp_path: Path, monkeypatch: pyte
     f = _jsonl(tmp_path / "long.jsonl", [row])
     with pytest.raises(ConfigError, match="max_field_chars"):
         read_conversations([f])
+
+
+def test_problem_messages_and_ids_hold_no_secret(tmp_path: Path) -> None:
+    key = "sk-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4"
+    f = _jsonl(
+        tmp_path / "s.jsonl",
+        [
+            {"conversation_id": "a", "turn": 1, "role": key, "text": "hi"},
+            {"conversation_id": f"id-{key}", "turn": 1, "role": "user", "text": "hi"},
+        ],
+    )
+    got = read_conversations([f])
+    assert key not in got.model_dump_json()
+    assert "unknown role" in got.problems[0].what

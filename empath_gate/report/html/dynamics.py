@@ -8,6 +8,7 @@ happened next" (the strategy table); the profile x strategy table; the risky int
 annotator failures and input problems; and the conversations (shape, cluster, a strip of
 per-message labels). Message text appears only when ``texts`` is given (``--show-text``), and
 then only inside a section closed behind the content note, as the report's transcripts are.
+Secrets are taken out of the rendered body, as in the report.
 
 The page uses the report's style sheet and Content-Security-Policy (no script, no network)
 and stays under :data:`MAX_HTML_BYTES`: the conversation list is cut to fit and the page says
@@ -24,6 +25,7 @@ from empath_gate.analysis.dynamics.report import ConversationDynamics
 from empath_gate.report.escape import html_text as h
 from empath_gate.report.html.assets import _CSS, _csp_hash
 from empath_gate.report.html.dynamics_svg import heatmap_svg, label_strip_svg, trajectories_svg
+from empath_gate.secrets import HTML_PLACEHOLDER, redact
 from empath_gate.turns.model import BOT_LABELS, USER_LABELS, Dialogue
 
 MAX_HTML_BYTES = 2_000_000
@@ -440,4 +442,4 @@ def render_dynamics_html(report: DynamicsReport, texts: Mapping[str, Dialogue] |
     tail = "\n</body></html>\n"
     used = len(head.encode("utf-8")) + sum(len(s.encode("utf-8")) + 1 for s in fixed) + len(tail) + 1024
     body = [*fixed, _conversations(report, texts, max(0, MAX_HTML_BYTES - used))]
-    return head + "\n".join(b for b in body if b) + tail
+    return head + redact("\n".join(b for b in body if b), placeholder=HTML_PLACEHOLDER) + tail
