@@ -9,7 +9,11 @@ import pytest
 from dynamics_factory import conv
 
 from empath_gate.analysis.dynamics import pooled_interplay, pooled_transitions, smoothed, transition_counts
-from empath_gate.analysis.dynamics.transitions import conversation_counts, interplay_counts
+from empath_gate.analysis.dynamics.transitions import (
+    conversation_counts,
+    conversation_matrix,
+    interplay_counts,
+)
 from empath_gate.turns.model import BOT_LABELS, USER_LABELS
 
 U = USER_LABELS.index
@@ -105,3 +109,15 @@ def test_interplay_links_user_bot_next_user() -> None:
     assert ("sadness_grief", "warmth_care", "relief_calm", pytest.approx((2 + 1) / (2 + 9))) in [
         (a, b, n, p) for a, b, n, p in inter.next_given_user_bot
     ]
+
+
+def test_one_conversations_matrix() -> None:
+    c = conv(
+        "c1",
+        [("u", "sadness_grief", -0.6), ("b", "warmth_care", "question"), ("u", "hope", 0.6)],
+        keys={"locale": "en-US"},
+    )
+    m = conversation_matrix(c, "user", alpha=0.0)
+    assert m.group == {"locale": "en-US"} and m.conversations == 1 and m.transitions == 1
+    assert m.probabilities[U("sadness_grief")][U("hope")] == 1.0
+    assert conversation_matrix(c, "assistant").conversations == 0

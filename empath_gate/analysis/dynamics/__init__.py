@@ -30,6 +30,7 @@ from empath_gate.analysis.dynamics.report import (
 from empath_gate.analysis.dynamics.transitions import (
     DEFAULT_ALPHA,
     TransitionMatrix,
+    conversation_matrix,
     pooled_interplay,
     pooled_transitions,
     smoothed,
@@ -50,6 +51,7 @@ __all__ = [
     "build_report",
     "checked_annotation",
     "cluster_trajectories",
+    "conversation_matrix",
     "dynamics_json_schema",
     "intervention_units",
     "labelled",

@@ -137,6 +137,15 @@ def matrix_of(
     )
 
 
+def conversation_matrix(
+    conv: LabelledConversation, role: Role, alpha: float = DEFAULT_ALPHA
+) -> TransitionMatrix:
+    """One conversation's own transition matrix of ``role`` (``group`` = its ``keys``,
+    ``conversations`` 1, or 0 when it has no transition of that role)."""
+    counts = conversation_counts(conv, role)
+    return matrix_of(counts, group=dict(conv.keys), role=role, alpha=alpha, conversations=int(counts.any()))
+
+
 def group_of(conv: LabelledConversation, keys: Sequence[str]) -> tuple[str, ...]:
     """The values of ``keys`` in a conversation's ``keys`` (``""`` for a missing one)."""
     return tuple(conv.keys.get(k, "") for k in keys)
