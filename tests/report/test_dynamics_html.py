@@ -71,6 +71,12 @@ def test_sections_reflect_the_data_and_failures_are_listed() -> None:
     assert "<script" not in page and "script-src 'none'" in page
 
 
+def test_no_profile_table_without_profiles() -> None:
+    items = [i.model_copy(update={"profiles": ()}) for i in _items()]
+    page = render_dynamics_html(analyse_dynamics(items, stub_annotate))
+    assert 'id="strategies"' in page and 'id="profiles"' not in page
+
+
 def test_charts_with_no_data_are_not_drawn() -> None:
     lone = [_item("one", [("I'm sad", "")])]  # one user message: no transition, no unit
     report = analyse_dynamics(lone, stub_annotate, group_keys=("locale",))

@@ -21,6 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from empath_gate.analysis.dynamics import DynamicsReport
+from empath_gate.analysis.dynamics.inputs import NO_PROFILE
 from empath_gate.analysis.dynamics.report import ConversationDynamics
 from empath_gate.report.escape import html_text as h
 from empath_gate.report.html.assets import _CSS, _csp_hash
@@ -246,8 +247,8 @@ def _strategies(r: DynamicsReport) -> str:
 
 
 def _profiles(r: DynamicsReport) -> str:
-    if not r.profile_strategy:
-        return ""
+    if all(c.profile == NO_PROFILE for c in r.profile_strategy):
+        return ""  # no conversation names a profile: one "(none)" row would repeat the strategy table
     profiles = list(dict.fromkeys(c.profile for c in r.profile_strategy))
     strategies = [
         s for s in (x.strategy for x in r.strategies) if any(c.strategy == s for c in r.profile_strategy)
