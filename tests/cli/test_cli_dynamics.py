@@ -178,3 +178,15 @@ def test_offline_annotator_end_to_end(tmp_path: Path) -> None:
     data = json.loads((tmp_path / "o" / "dynamics.json").read_text("utf-8"))
     jsonschema.Draft202012Validator(SCHEMA).validate(data)
     assert data["labelled"] + data["failed"] == 1
+
+
+@pytest.mark.usefixtures("stubbed")
+def test_progress_on_long_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows: list[object] = []
+    for c in range(dynamics_cmd.PROGRESS_FROM):
+        rows += _conversation(f"c{c}", ["I'm sad", "Try this", "a bit better"])
+    f = _rows(tmp_path / "long.jsonl", rows)
+    assert cli_main(["dynamics", str(f), "-o", str(tmp_path / "o")]) == 0
+    err = capsys.readouterr().err
+    n = dynamics_cmd.PROGRESS_FROM
+    assert f"labelled {n}/{n} conversations" in err and err.count("labelled ") == 10
