@@ -93,6 +93,11 @@ def _header(r: DynamicsReport, show_text: bool) -> str:
     )
 
 
+def _shape_title(shape: str, n: int) -> str:
+    drawn = "" if n <= LINES_PER_SHAPE else f", {LINES_PER_SHAPE} drawn"
+    return f"{shape} (n = {n}{drawn}; black: mean)"
+
+
 def _shapes(r: DynamicsReport) -> str:
     if not r.labelled:
         return ""
@@ -109,7 +114,7 @@ def _shapes(r: DynamicsReport) -> str:
         mean = [sum(t[k] for t in trajs) / len(trajs) for k in range(len(trajs[0]))]
         plots.append(
             f'<div class="plot">'
-            f"{trajectories_svg(f'{shape} (n = {len(trajs)})', trajs[:LINES_PER_SHAPE], mean)}"
+            f"{trajectories_svg(_shape_title(shape, len(trajs)), trajs[:LINES_PER_SHAPE], mean)}"
             "</div>"
         )
     return (
