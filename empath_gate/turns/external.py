@@ -167,11 +167,11 @@ def _row(rec: Any, source: str, line: int, problems: list[InputProblem]) -> _Row
                 )
             )
     profile = rec.get("profile")
-    profile = redact(profile.strip()) if isinstance(profile, str) and profile.strip() else None
+    profile = profile.strip() if isinstance(profile, str) and profile.strip() else None
     return _Row(
         source=source,
         line=line,
-        conversation_id=redact(str(cid).strip()),
+        conversation_id=str(cid).strip(),
         turn=turn,
         role=role,
         text=text,
@@ -313,9 +313,9 @@ def _assemble(rows: list[_Row], problems: list[InputProblem]) -> tuple[SourcedDi
                         ),
                     )
                 )
-        profiles = tuple(dict.fromkeys(r.profile for r in ordered if r.profile))
+        profiles = tuple(dict.fromkeys(redact(r.profile) for r in ordered if r.profile))
         dialogue = Dialogue(
-            conversation_id=cid,
+            conversation_id=redact(cid),
             locale=locale,
             turns=tuple(DialogueTurn(role=r.role, text=r.text) for r in ordered),
         )
