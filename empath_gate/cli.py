@@ -40,6 +40,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("calibrate", "compare judge scores with gold labels, or standard vs strict rubric"),
     ("agreement", "inter-judge agreement between two scorings of the same transcripts"),
     ("rejudge", "re-score stored transcripts with another judge, rubric, or K more times"),
+    ("import-empath", "write the published EMPATH instrument (a checkout of its repo) as a suites layer"),
 )
 
 
@@ -56,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _command_parser(name: str, help_text: str) -> tuple[argparse.ArgumentParser, object]:
-    module = importlib.import_module(f"empath_gate.commands.{name}")
+    module = importlib.import_module(f"empath_gate.commands.{name.replace('-', '_')}")
     parser = argparse.ArgumentParser(prog=f"empath-gate {name}", description=help_text)
     module.add_arguments(parser)
     return parser, module
@@ -140,7 +141,7 @@ def _main(argv: Sequence[str] | None) -> int:
 def _print_commands() -> None:
     print("\ncommands:")
     for name, help_text in COMMANDS:
-        print(f"  {name:<10} {help_text}")
+        print(f"  {name:<13} {help_text}")
 
 
 if __name__ == "__main__":  # pragma: no cover
