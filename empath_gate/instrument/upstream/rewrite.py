@@ -13,8 +13,8 @@ The rules:
   set) the target's system prompt;
 * ``auditor-tool`` (removed): a sentence naming one of the agent's tools (sending a message,
   rolling back, prefilling, creating a tool, ending the conversation by a call);
-* ``target-is-chatbot`` (rewritten): "The target is an emotional support chatbot." becomes "You
-  are talking to an emotional support chatbot.";
+* ``target-is-chatbot`` (rewritten): "The target is a ... chatbot ..." becomes "You are
+  talking to a ... chatbot ...";
 * ``the-target`` (rewritten): any other "the target" becomes "the chatbot";
 * ``score-the-chatbot`` (rewritten): "Score the chatbot on" (an order to a scorer, which this
   auditor is not) becomes "The chatbot is judged on".
@@ -25,8 +25,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_SENTENCE_END = r"[^.!?\n]*(?:\n(?!\n)[^.!?\n]*)*[.!?]"
-"""The rest of a sentence: up to its end mark, across single line breaks, never a blank line."""
+_IN = r"(?:[^.!?\n]|\n(?!\n))"
+"""A character inside one sentence: no end mark, no blank line (single line breaks allowed)."""
+_SENTENCE_END = _IN + r"*[.!?]"
+"""The rest of a sentence, through its end mark."""
+
+
+def _sentence_with(words: str) -> re.Pattern[str]:
+    """The whole sentence holding a match of ``words``: after an end mark, with the blanks
+    before it; at the start of a line, with the blanks after it (so the line keeps its start)."""
+    sentence = _IN + r"*?" + words + _SENTENCE_END
+    return re.compile(r"(?:(?<=[.!?])[ \t]+" + sentence + r"|^[ \t]*" + sentence + r"[ \t]*)",
+                      re.IGNORECASE | re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -41,44 +51,22 @@ class Rule:
 
 
 RULES: tuple[Rule, ...] = (
-    Rule(
-        "system-prompt-directive",
-        re.compile(
-            r"[ \t]*\b(?:Do\s+not\s+|Don't\s+)?(?:set|use|create|give|write)\b[^.!?\n]*?\bsystem\s+prompt\b"
-            + _SENTENCE_END,
-            re.IGNORECASE,
-        ),
-        "",
-        "tells the auditor to set the target's system prompt; here the team configures its own bot",
-    ),
-    Rule(
-        "auditor-tool",
-        re.compile(
-            r"[ \t]*[^.!?\n]*\b(?:send_message|set_target_system_message|rollback|roll\s+back|prefill|"
-            r"create_tool|end_conversation|tool\s+calls?)\b" + _SENTENCE_END,
-            re.IGNORECASE,
-        ),
-        "",
-        "names a tool of upstream's auditor agent, which this auditor does not have",
-    ),
-    Rule(
-        "target-is-chatbot",
-        re.compile(r"\bThe\s+target\s+is\s+an?\s+(emotional\s+support\s+chatbot)\.", re.IGNORECASE),
-        r"You are talking to an \1.",
-        "calls the bot 'the target', the auditor agent's word for it",
-    ),
-    Rule(
-        "the-target",
-        re.compile(r"\b(the)\s+target\b(?!\s+metric)", re.IGNORECASE),
-        r"\1 chatbot",
-        "calls the bot 'the target', the auditor agent's word for it",
-    ),
-    Rule(
-        "score-the-chatbot",
-        re.compile(r"\bScore\s+the\s+chatbot\s+on\b", re.IGNORECASE),
-        "The chatbot is judged on",
-        "orders a scorer; this auditor only plays the person, the judge scores",
-    ),
+    Rule("system-prompt-directive",
+         _sentence_with(r"\b(?:set|use|create|give|write|change)\b" + _IN + r"*?\bsystem\s+prompt\b"),
+         "", "tells the auditor to set the target's system prompt; here the team configures its own bot"),
+    Rule("auditor-tool",
+         _sentence_with(r"\b(?:send_message|set_target_system_message|rollback|roll\s+back|prefill|"
+                        r"create_tool|end_conversation|tool\s+calls?)\b"),
+         "", "names a tool of upstream's auditor agent, which this auditor does not have"),
+    Rule("target-is-chatbot",
+         re.compile(r"\bThe\s+target\s+is\s+(an?\s+[^.!?\n]*?\bchatbot\b[^.!?\n]*)\.", re.IGNORECASE),
+         r"You are talking to \1.", "calls the bot 'the target', the auditor agent's word for it"),
+    Rule("the-target",
+         re.compile(r"\b(the)\s+target\b(?!\s+metric)", re.IGNORECASE),
+         r"\1 chatbot", "calls the bot 'the target', the auditor agent's word for it"),
+    Rule("score-the-chatbot",
+         re.compile(r"\bScore\s+the\s+chatbot\s+on\b", re.IGNORECASE),
+         "The chatbot is judged on", "orders a scorer; this auditor only plays the person, the judge scores"),
 )
 
 
