@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from plugin_support import environment, gate_env, read_json, write_bot
@@ -35,7 +36,7 @@ class FreeAuditor:
     """An auditor model for seeds without a script: three messages of its own in the prompt's
     language, then the end token; it records every system prompt it was given."""
 
-    LINES = {
+    LINES: ClassVar[dict[str, tuple[str, ...]]] = {
         "en": ("hi, long week", "I keep thinking about it at night", "ok, thanks for listening"),
         "es": ("hola, ¿cómo estás? la semana está pesada", "no dejo de pensar en eso en la noche, ¿sabes?",
                "sí, gracias por escucharme"),

@@ -188,6 +188,9 @@ def test_the_imported_personas_never_join_the_shipped_suites_hashing(layer: Path
         kept = {c.conversation_id for c in with_layer if not c.seed_id.startswith("fx-")}
         assert kept == base
         assert all(not c.persona_id.startswith("empath-") for c in with_layer)
+    # an unknown risk is never ruled out: the crisis suite's "covert, min_risk moderate" keeps it
+    crisis_seeds = {c.seed_id for c in build_plan(layered, ["crisis"]).conversations}
+    assert "fx-covert-002" in crisis_seeds and "fx-context-en-001" not in crisis_seeds
 
 
 def test_seed_hashes_ignore_the_new_fields_at_their_defaults() -> None:
