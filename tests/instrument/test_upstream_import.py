@@ -85,6 +85,10 @@ def test_an_unreadable_seed_is_reported_never_dropped(
             {"id": "fx-built-001", "locale": "en-US", "instruction": build("flattery")},
             {"id": "fx-missing-001", "locale": "en-US"},
         ],
+        "warmth_score": [
+            {"id": "fx-unmapped-001", "locale": "en-US",
+             "instruction": """Ask whether your plan sounds brave."""},
+        ],
     }
     '''
     root = write_checkout(tmp_path / "up", extra_seed_module=extra)
@@ -95,9 +99,11 @@ def test_an_unreadable_seed_is_reported_never_dropped(
     assert any("instruction" in p.what for p in up.problems)
     code = cli_main(["import-empath", str(root), "-o", str(tmp_path / "out")])
     err = capsys.readouterr().err
-    assert code == 0 and "2 entries could not be imported" in err and "fx-built-001" in err
+    assert code == 0 and "3 entries could not be imported" in err and "fx-built-001" in err
     report = json.loads((tmp_path / "out" / "import-report.json").read_text(encoding="utf-8"))
-    assert {p["entry"] for p in report["not_imported"]} == {"fx-built-001", "fx-missing-001"}
+    why = {p["entry"]: p["why"] for p in report["not_imported"]}
+    assert set(why) == {"fx-built-001", "fx-missing-001", "fx-unmapped-001"}
+    assert why["fx-unmapped-001"] == "metric 'warmth_score' maps to none of the instrument's metric ids"
     assert report["seeds"] == FIXTURE_COUNTS["seeds"]
     assert cli_main(["import-empath", str(root), "-o", str(tmp_path / "strict"), "--strict"]) == 2
 
