@@ -136,6 +136,7 @@ def test_the_layer_validates_with_notes_and_carries_licence_and_attribution(
     assert (layer / "LICENSE-DATA-CC-BY-4.0.txt").is_file()
     attribution = (layer / "ATTRIBUTION.md").read_text(encoding="utf-8")
     assert "© 2026 Fixture Authors." in attribution and "arXiv:0000.00000" in attribution
+    assert "Copyright 2026 Fixture Authors" in attribution and "notices stay" not in attribution
     report = json.loads((layer / "import-report.json").read_text(encoding="utf-8"))
     assert {k: report[k] for k in FIXTURE_COUNTS} == FIXTURE_COUNTS
     assert set(report["changes"]) == {"fx-detect-es-001", "fx-detect-en-001", "fx-resource-es-001"}

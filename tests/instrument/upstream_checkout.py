@@ -241,7 +241,8 @@ EN_US_PERSONAS: list[Persona] = [
 ]
 '''
 
-LICENSE_TEXT = "Fixture licence (code): reuse allowed for tests.\n\nCopyright 2026 Fixture Authors\n"
+LICENSE_TEXT = ("Fixture licence (code): reuse allowed for tests.\n\nCopyright 2026 Fixture Authors\n"
+                "copyright notices stay with every copy.\n")
 DATA_LICENSE_TEXT = "Fixture licence (data): reuse allowed for tests.\n"
 README_TEXT = "# Fixture benchmark\n\nPaper: arXiv:0000.00000\n\n© 2026 Fixture Authors.\n"
 

@@ -90,6 +90,10 @@ def _text(path: Path) -> str | None:
         return None
 
 
+_COPYRIGHT = re.compile(r"^(?:©|\(c\)\s*\d{4}|copyright\s+(?:\(c\)\s*|©\s*)?\d{4})", re.IGNORECASE)
+"""A copyright statement: starts with ©, or "(c)" or "Copyright" and a year (not licence prose)."""
+
+
 def read_source(root: Path) -> Source:
     """The :class:`Source` facts of the checkout at ``root`` (nothing executed)."""
     commit = None
@@ -110,7 +114,7 @@ def read_source(root: Path) -> Source:
     for name in ("README.md", *LICENSE_FILES):
         for line in (_text(root / name) or "").splitlines():
             s = line.strip()
-            if (s.startswith("©") or s.lower().startswith("copyright ")) and s not in lines and len(s) < 300:
+            if _COPYRIGHT.match(s) and s not in lines and len(s) < 300:
                 lines.append(s)
     paper = re.search(r"arXiv:\s?\d{4}\.\d{4,5}", readme)
     return Source(str(root), commit, tuple(lines), paper.group(0) if paper else None)
