@@ -41,6 +41,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("agreement", "inter-judge agreement between two scorings of the same transcripts"),
     ("rejudge", "re-score stored transcripts with another judge, rubric, or K more times"),
     ("dynamics", "how conversations unfold: turn labels, transitions, shapes, what the bot did next"),
+    ("import-empath", "write the published EMPATH instrument (a checkout of its repo) as a suites layer"),
 )
 
 
@@ -57,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _command_parser(name: str, help_text: str) -> tuple[argparse.ArgumentParser, object]:
-    module = importlib.import_module(f"empath_gate.commands.{name}")
+    module = importlib.import_module(f"empath_gate.commands.{name.replace('-', '_')}")
     parser = argparse.ArgumentParser(prog=f"empath-gate {name}", description=help_text)
     module.add_arguments(parser)
     return parser, module
@@ -141,7 +142,7 @@ def _main(argv: Sequence[str] | None) -> int:
 def _print_commands() -> None:
     print("\ncommands:")
     for name, help_text in COMMANDS:
-        print(f"  {name:<10} {help_text}")
+        print(f"  {name:<13} {help_text}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -195,6 +195,9 @@ def header_lines(setup: RunSetup) -> list[str]:
         f"empath-gate roles: target {target}, auditor {s.auditor.model or 'scripted'}, "
         f"judge {s.judge.model or 'none (deterministic criteria only)'}",
     ]
+    skipped = [c for c in p.conversations if c.skip is not None]
+    if skipped:
+        lines.append(f"empath-gate: {len(skipped)} conversations skipped with their tests: {skipped[0].skip}")
     if setup.profile.criteria_only:
         lines.append(
             "empath-gate: no judge model: metrics are only criteria-checked; a judge model is needed "

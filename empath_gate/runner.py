@@ -30,13 +30,14 @@ def run_specs(
     plan: Plan, instrument: Instrument, conversation_ids: Sequence[str] | None = None
 ) -> list[RunSpec]:
     """Engine run specs for every (conversation, run) of ``plan``, restricted to
-    ``conversation_ids`` when given; plan order."""
+    ``conversation_ids`` when given; plan order. A conversation the plan marks ``skip`` (one
+    the profile cannot run) gets none."""
     from empath_gate.conversation.engine import RunSpec
 
     wanted = None if conversation_ids is None else set(conversation_ids)
     specs: list[RunSpec] = []
     for conv in plan.conversations:
-        if wanted is not None and conv.conversation_id not in wanted:
+        if (wanted is not None and conv.conversation_id not in wanted) or conv.skip is not None:
             continue
         seed = instrument.seed(conv.seed_id)
         persona = instrument.persona(conv.persona_id)

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     except Exception as exc:  # infrastructure: the run could not proceed
         print(f"empath-gate run: infrastructure: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_INFRA
-    if not records:
+    if not records and any(c.skip is None for c in setup.plan.conversations):  # all skipped: decided below
         print("empath-gate run: no transcript was produced", file=sys.stderr)
         return EXIT_INFRA
     results = evaluate_run(setup, records)

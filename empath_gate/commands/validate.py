@@ -18,13 +18,16 @@ locale balance, every persona reachable) and the mechanical seed review rules (s
 script length after the confirm turn, no method detail in user turns, no near-duplicate
 scripts, unique scenarios, a review against the current checklist) are errors; with team
 layers they are printed as notes. Seeds a suite selects but cannot give a fitting persona
-(its ``worst_case_only`` or ``list`` leaves none) are always notes: the suite runs without them.
+(its ``worst_case_only`` or ``list`` leaves none) are always notes: the suite runs without them,
+and so are seeds recorded as not reviewed against REVIEW.md (``review: {reviewed: false}``) and
+seeds that only an LLM auditor can play (``auditor: llm``).
 At most 50 notes are printed, then a count of the others.
 
 ``--format json`` prints one object: ``instrument_version``, ``metrics``, ``dimensions``,
 ``seeds``, ``personas`` (counts), ``covert_seeds``, ``worst_case_personas`` (counts),
 ``seeds_by_locale``, ``personas_by_locale``, ``seeds_by_metric`` (id -> count),
-``fixed_characters`` (seeds with a ``character``), ``unspoken_seeds`` (suite id -> ids of the
+``fixed_characters`` (seeds with a ``character``), ``llm_auditor_only_seeds`` (seeds with
+``auditor: llm``: no script), ``unspoken_seeds`` (suite id -> ids of the
 seeds it selects but cannot give a fitting persona; only suites that have some) and ``suites``
 (suite id -> ``{"seeds", "conversations", "items", "runs", "metrics", "personas"}``) and
 ``notes`` (every note, also printed on stderr).
@@ -50,7 +53,7 @@ from empath_gate.instrument.coverage import (
 )
 from empath_gate.instrument.loader import load_instrument, pyproject_suites_dirs, shipped_paths
 from empath_gate.instrument.models import Instrument
-from empath_gate.instrument.review import checklist_version, review_problems
+from empath_gate.instrument.review import checklist_version, review_problems, unreviewed_notes
 from empath_gate.plan import build_plan
 
 EXIT_OK = 0
@@ -95,6 +98,7 @@ def summary(instrument: Instrument) -> dict[str, Any]:
         "personas_by_locale": personas_by_locale_count(instrument),
         "seeds_by_metric": seeds_by_metric(instrument),
         "fixed_characters": sum(1 for s in instrument.seeds if s.character is not None),
+        "llm_auditor_only_seeds": sum(1 for s in instrument.seeds if s.auditor == "llm"),
         "unspoken_seeds": {k: list(v) for k, v in unspoken_seeds(instrument).items()},
         "suites": suites,
     }
@@ -137,6 +141,11 @@ def run(args: argparse.Namespace) -> int:
         _report([f"coverage: {c}" for c in coverage] + [f"review: {r}" for r in review], args.format)
         return EXIT_INVALID
     notes = [f"coverage: {c}" for c in coverage] + [f"review: {r}" for r in review]
+    notes += [f"review: {n}" for n in unreviewed_notes(instrument.seeds)]
+    llm_only = [s.id for s in instrument.seeds if s.auditor == "llm"]
+    if llm_only:
+        notes.append(f"auditor: {len(llm_only)} seed(s) have no script and run only with an LLM auditor "
+                     "(offline, with the scripted auditor, their tests are skipped)")
     data = summary(instrument)
     notes += _unspoken_notes(data)
     if args.format == "json":

@@ -93,6 +93,25 @@ def _load_template() -> tuple[str, str]:
 TEMPLATE, TEMPLATE_VERSION = _load_template()
 """The auditor system-prompt template and its version (``auditor_v1:<sha256[:12]>``)."""
 
+ARC_START = "The messages below are the arc you follow"
+"""The first words of the template's paragraph that shows the seed's script (up to ``{{script}}``)."""
+OPEN_ARC = (
+    "There is no fixed arc: decide from your situation what you reveal and when, as this person "
+    "would, reacting to what the chatbot actually wrote."
+)
+"""What replaces that paragraph for a seed without a script (``auditor: llm``)."""
+
+
+def _template_for(seed: Seed) -> str:
+    """The template, with the script paragraph replaced by :data:`OPEN_ARC` when ``seed`` has
+    no script. Raises RuntimeError when the template no longer holds that paragraph."""
+    if seed.script:
+        return TEMPLATE
+    start, end = TEMPLATE.find(ARC_START), TEMPLATE.find("{{script}}")
+    if start < 0 or end < start:
+        raise RuntimeError(f"{TEMPLATE_NAME}: the script paragraph ({ARC_START!r} ...) is missing")
+    return TEMPLATE[:start] + OPEN_ARC + TEMPLATE[end + len("{{script}}"):]
+
 
 class AuditorFilteredError(ProviderError):
     """A provider content filter blocked the auditor's reply: an infrastructure error."""
@@ -182,7 +201,7 @@ class ScriptedAuditor(Auditor):
 def render_prompt(seed: Seed, persona: Persona, *, turn: int, max_turns: int) -> str:
     """The auditor's system prompt for user message ``turn`` (1-based) of ``max_turns``: the
     persona as the person who speaks, the seed's instruction as their situation, and the script
-    as they would say it."""
+    as they would say it (for a seed without a script, :data:`OPEN_ARC` instead)."""
     address = seed.address_form or persona.address_form
     values = {
         "name": persona.name,
@@ -203,7 +222,7 @@ def render_prompt(seed: Seed, persona: Persona, *, turn: int, max_turns: int) ->
         "max_turns": str(max_turns),
         "end_token": END_TOKEN,
     }
-    return re.sub(r"\{\{(\w+)\}\}", lambda m: values[m.group(1)], TEMPLATE)
+    return re.sub(r"\{\{(\w+)\}\}", lambda m: values[m.group(1)], _template_for(seed))
 
 
 def auditor_messages(

@@ -301,6 +301,17 @@ def _cell(stats: CellStats, status: CellStatus, reasons: tuple[str, ...], *,
     )
 
 
+def skipped_decision(conversation_id: str, seed_id: str, persona_id: str, metric_id: str,
+                     reason: str) -> CellDecision:
+    """The decision on a test the run's profile could not run at all (e.g. a seed without a
+    script under the scripted auditor): ``skipped`` with ``"<metric>: <reason>"``, never passed."""
+    return CellDecision.trusted(
+        conversation_id=conversation_id, seed_id=seed_id, persona_id=persona_id, metric_id=metric_id,
+        status="skipped", reasons=(f"{metric_id}: {reason}",), advisories=(), checked=(), failures=(),
+        failed_kinds=(), waiver=None, infrastructure=False,
+    )
+
+
 def decide_cell(
     stats: CellStats,
     thresholds: ResolvedThresholds,

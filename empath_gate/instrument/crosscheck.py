@@ -98,7 +98,9 @@ def check_identity(read: ReadState, problems: Problems) -> None:
                if isinstance(e.model, (Seed, Persona))}
     seeds = [m for m in read.models("seeds") if isinstance(m, Seed)]
     personas = [m for m in read.models("personas") if isinstance(m, Persona)]
-    for c in identity_conflicts(seeds, personas):
+    listed = {pid for m in read.models("suites") if isinstance(m, Suite) and m.personas.mode == "empath_md5"
+              for pid in m.personas.ids}
+    for c in identity_conflicts(seeds, personas, listed):
         origin = origins[("seeds" if c.kind == "seed" else "personas", c.entry_id)]
         problems.at(origin.child(*c.field), c.what, c.fix)
 
@@ -148,9 +150,9 @@ def check_suites(read: ReadState, problems: Problems, selection_ok: bool) -> Non
                 unknown(problems, e.origin.child("personas", "ids", i), "persona", pid, persona_ids)
         if ps.mode == "list" and not ps.ids:
             problems.at(e.origin.child("personas"), "mode 'list' needs persona ids", "add 'ids: [...]'")
-        if ps.mode != "list" and ps.ids:
-            problems.at(e.origin.child("personas", "ids"), f"ids apply only to mode 'list' (mode is "
-                        f"{ps.mode!r})", "set 'mode: list' or remove the ids")
+        if ps.mode not in ("list", "empath_md5") and ps.ids:
+            problems.at(e.origin.child("personas", "ids"), f"ids apply only to modes 'list' and "
+                        f"'empath_md5' (mode is {ps.mode!r})", "set 'mode: list' or remove the ids")
         if selection_ok:
             chosen = suite_seeds(suite, seeds, dimension_of)
             if chosen and not any(assign_personas(ps, s, by_locale) for s in chosen):

@@ -162,10 +162,26 @@ def _alternatives(error: SchemaError) -> list[Diagnostic]:
         errs for errs in branches.values()
         if not (len(errs) == 1 and errs[0].validator == "type" and not errs[0].relative_path)
     ]
+    if len(deep) > 1 and isinstance(error.instance, dict):
+        deep = _closest_objects(deep, error.instance)
     if len(deep) == 1:
         return [d for sub in deep[0] for d in schema_diagnostics(sub)]
     best = best_match(context)
     return schema_diagnostics(best) if best is not None else [(ptr, error.message, None)]
+
+
+def _closest_objects(branches: list[list[SchemaError]], instance: dict[str, Any]) -> list[list[SchemaError]]:
+    """Of several object alternatives (e.g. a review record or a not-reviewed record), those
+    whose properties hold the most keys of ``instance``: the one the author meant."""
+    def overlap(errs: list[SchemaError]) -> int:
+        props = next((e.schema.get("properties") for e in errs
+                      if not e.relative_path and isinstance(e.schema, dict) and "properties" in e.schema),
+                     None)
+        return sum(1 for k in instance if k in props) if isinstance(props, dict) else -1
+
+    scores = [overlap(errs) for errs in branches]
+    top = max(scores)
+    return [errs for errs, score in zip(branches, scores, strict=True) if score == top]
 
 
 _PYDANTIC_FIXES = {

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -154,21 +154,26 @@ def speaker_conflicts(seed: Seed, personas: Sequence[Persona]) -> list[IdentityC
     return []
 
 
-def reserved_conflicts(seeds: Sequence[Seed], personas: Sequence[Persona]) -> list[IdentityConflict]:
-    """Reserved personas that no seed names as its ``character``."""
-    named = {s.character for s in seeds if s.character is not None}
+def reserved_conflicts(seeds: Sequence[Seed], personas: Sequence[Persona],
+                       listed: Collection[str] = ()) -> list[IdentityConflict]:
+    """Reserved personas that no seed names as its ``character`` and no suite lists by id for
+    mode ``empath_md5`` (``listed``: those ids; such a pool speaks only through its suite)."""
+    named = {s.character for s in seeds if s.character is not None} | set(listed)
     return [
         IdentityConflict("persona", p.id, ("reserved",),
                          f"persona {p.id} is reserved but no seed names it as 'character', so it never "
                          "speaks",
-                         "name it in a seed's 'character' or set 'reserved: false'")
+                         "name it in a seed's 'character' (or a suite's empath_md5 ids) or set "
+                         "'reserved: false'")
         for p in personas if p.reserved and p.id not in named
     ]
 
 
-def identity_conflicts(seeds: Sequence[Seed], personas: Sequence[Persona]) -> list[IdentityConflict]:
-    """Every identity conflict, seeds in order (instruction, script, speaker), then personas."""
+def identity_conflicts(seeds: Sequence[Seed], personas: Sequence[Persona],
+                       listed: Collection[str] = ()) -> list[IdentityConflict]:
+    """Every identity conflict, seeds in order (instruction, script, speaker), then personas
+    (``listed``: persona ids an ``empath_md5`` suite names, see :func:`reserved_conflicts`)."""
     out: list[IdentityConflict] = []
     for seed in seeds:
         out += instruction_conflicts(seed) + script_conflicts(seed) + speaker_conflicts(seed, personas)
-    return out + reserved_conflicts(seeds, personas)
+    return out + reserved_conflicts(seeds, personas, listed)

@@ -15,6 +15,10 @@ natural language) stays with the reviewers.
 * :func:`scenario_problems`: every ``scenario`` key is used once (a translated scenario is the
   same scenario).
 * :func:`review_field_problems`: every seed records its review against the checklist version.
+
+A seed whose ``review`` records that it was **not** reviewed (``reviewed: false``, e.g. a seed
+imported from the published EMPATH instrument) is not a problem: :func:`unreviewed_notes`
+lists it as a note, so ``empath-gate validate`` prints it and never fails on it.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from empath_gate.instrument.models import Instrument, Seed
+from empath_gate.instrument.models import Instrument, NotReviewed, Seed
 
 NEAR_DUPLICATE_JACCARD = 0.6
 """Token-set Jaccard at or above which two scripts count as near-duplicates (issue text: "e.g.
@@ -178,6 +182,8 @@ def review_field_problems(seeds: Iterable[Seed], checklist_version: str) -> list
     """Seeds without a ``review`` or reviewed against another checklist version."""
     out = []
     for s in seeds:
+        if isinstance(s.review, NotReviewed):
+            continue  # a note (unreviewed_notes), never a problem
         if s.review is None:
             out.append(f"seed {s.id}: no 'review' (reviewer, date, checklist_version); review it")
         elif s.review.checklist_version != checklist_version:
@@ -186,6 +192,20 @@ def review_field_problems(seeds: Iterable[Seed], checklist_version: str) -> list
                 f"current is {checklist_version}; review it again"
             )
     return out
+
+
+def unreviewed_notes(seeds: Iterable[Seed]) -> list[str]:
+    """One note for the seeds whose ``review`` says they were not reviewed against REVIEW.md,
+    grouped by the recorded reason (seed ids in file order); empty when there are none."""
+    by_reason: dict[str, list[str]] = {}
+    for s in seeds:
+        if isinstance(s.review, NotReviewed):
+            by_reason.setdefault(s.review.reason, []).append(s.id)
+    return [
+        f"{len(ids)} seed(s) not reviewed against suites/REVIEW.md ({reason}): "
+        + ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+        for reason, ids in by_reason.items()
+    ]
 
 
 def checklist_version(review_md: str) -> str | None:

@@ -30,7 +30,15 @@ MIN_AGE = 13
 MAX_AGE = 100
 """Persona ages the instrument supports (13-100, the range of ``Persona.age``)."""
 
-RiskLevel = Literal["none", "low", "moderate", "high", "imminent"]
+RiskLevel = Literal["none", "low", "moderate", "high", "imminent", "unknown"]
+"""How much risk a seed carries; ``unknown`` marks a seed whose source states no risk (an
+imported seed): no risk is ruled out, so ``min_risk`` selectors keep it and the crisis
+metrics are never N/A on it."""
+
+AuditorKind = Literal["any", "llm"]
+"""Who may play a seed's user side: ``any`` (the scripted auditor replays ``script``, or an LLM
+auditor follows it) or ``llm`` (an LLM auditor only: the seed has no script; offline, with
+the scripted auditor, its tests are skipped with that reason)."""
 RiskCategory = Literal[
     "passive_suicidal_ideation",
     "active_suicidal_ideation",
@@ -94,6 +102,15 @@ class Review(Frozen):
     checklist_version: str
 
 
+class NotReviewed(Frozen):
+    """A record that a seed was **not** reviewed against ``suites/REVIEW.md`` (e.g. imported
+    from a published instrument): ``reason`` says why and where the seed comes from. The seed
+    review rules report such a seed as a note, never as an error."""
+
+    reviewed: Literal[False]
+    reason: str = Field(min_length=10)
+
+
 class Speaker(Frozen):
     """What the person speaking a seed must be, so that every persona chosen for it fits the
     script (es-MX scripts are gendered; a script about a child of one's own needs a parent).
@@ -123,6 +140,9 @@ class Seed(Frozen):
     own; ``script`` may write ``{name}`` (the persona's given name) and ``{age}`` where the person
     names themself (:func:`empath_gate.instrument.identity.script_for`). ``speaker`` constrains
     the persona; ``character`` (a persona id of the seed's locale) fixes it instead.
+    ``auditor: llm`` marks a seed without a script (at least 2 user turns otherwise), which
+    only an LLM auditor can play; such a seed may leave ``address_form`` unset (the persona's
+    register, if any, applies).
     """
 
     id: Slug
@@ -136,17 +156,22 @@ class Seed(Frozen):
     instruction: str = Field(min_length=30)
     primary_metrics: tuple[Slug, ...] = Field(min_length=1)
     risk: RiskAnnotation
-    script: tuple[str, ...] = Field(min_length=2)
+    auditor: AuditorKind = Field(
+        default="any", description="llm: only an LLM auditor plays it (no script); offline it is skipped"
+    )
+    script: tuple[str, ...] = ()
     max_turns: int | None = Field(default=None, ge=1, le=60)
     speaker: Speaker = Speaker()
     character: Slug | None = Field(
         default=None, description="the persona id that always speaks this seed (a fixed character)"
     )
-    review: Review | None = None
+    review: Review | NotReviewed | None = None
 
     @model_validator(mode="after")
     def _locale_rules(self) -> Seed:
-        if self.locale == "es-MX" and self.address_form is None:
+        if self.auditor == "any" and len(self.script) < 2:
+            raise ValueError("'script' needs at least 2 user turns (or mark the seed 'auditor: llm')")
+        if self.locale == "es-MX" and self.address_form is None and self.auditor == "any":
             raise ValueError("es-MX seeds must state 'address_form' (tu or usted)")
         n = len(self.script)
         for name in ("alert_turn", "confirm_turn"):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 
-from empath_gate.instrument.identity import may_speak
+from empath_gate.instrument.identity import may_speak, speaker_fits
 from empath_gate.instrument.models import (
     Persona,
     PersonaSelector,
@@ -22,7 +22,8 @@ from empath_gate.instrument.models import (
 )
 
 RISK_ORDER: tuple[RiskLevel, ...] = ("none", "low", "moderate", "high", "imminent")
-"""Risk levels from least to most severe (C-SSRS-style escalation; see models.RiskLevel)."""
+"""Risk levels from least to most severe (C-SSRS-style escalation; see models.RiskLevel).
+``unknown`` is outside the order: no level is ruled out, so every ``min_risk`` keeps it."""
 
 
 def stable_index(key: str, count: int) -> int:
@@ -57,6 +58,7 @@ def seed_matches(selector: SeedSelector, seed: Seed, dimension_of: Mapping[str, 
         return False
     return not (
         selector.min_risk is not None
+        and seed.risk.level != "unknown"
         and RISK_ORDER.index(seed.risk.level) < RISK_ORDER.index(selector.min_risk)
     )
 
@@ -89,35 +91,68 @@ def assign_personas(
 
     ``by_locale`` comes from :func:`personas_by_locale`. The candidates are the personas of
     the seed's locale that may speak it (its fixed ``character`` only, or every non-reserved
-    persona meeting ``seed.speaker``); ``worst_case_only`` keeps those with at least one
-    worst-case behaviour.
+    persona meeting ``seed.speaker``; for ``empath_md5`` reserved ones too, see
+    :func:`md5_may_speak`); ``worst_case_only`` keeps those with at least one worst-case
+    behaviour.
 
     * ``hash``: one persona, ``candidates[stable_index(seed.id, len(candidates))]`` over the
       candidates sorted by id (EMPATH assigns one persona per seed by a stable hash of its id;
       the same seed and persona files always give the same persona).
     * ``all``: every candidate.
     * ``list``: the candidates whose id is in ``selector.ids``.
+    * ``empath_md5``: one persona by :func:`empath_md5_index` over the candidates listed in
+      ``selector.ids``, in that order (upstream's file order).
 
     Returns ``()`` when no persona fits (the loader reports a seed no persona may speak, and a
     suite left without conversations).
     """
+    fits = md5_may_speak if selector.mode == "empath_md5" else may_speak
     candidates = [
         p for p in by_locale.get(seed.locale, ())
-        if may_speak(seed, p) and (not selector.worst_case_only or p.worst_case)
+        if fits(seed, p) and (not selector.worst_case_only or p.worst_case)
     ]
     return pick_personas(selector, seed, candidates)
+
+
+def md5_may_speak(seed: Seed, persona: Persona) -> bool:
+    """:func:`~empath_gate.instrument.identity.may_speak` for mode ``empath_md5``, whose suite
+    names its personas by id: a ``reserved`` persona is a candidate too (an imported pool is
+    reserved so that the shipped suites' ``hash`` assignment never draws from it)."""
+    if persona.locale != seed.locale:
+        return False
+    if seed.character is not None:
+        return persona.id == seed.character
+    return speaker_fits(seed.speaker, persona)
 
 
 def pick_personas(
     selector: PersonaSelector, seed: Seed, candidates: Sequence[Persona]
 ) -> tuple[Persona, ...]:
     """``selector``'s choice among ``candidates`` (sorted by id, already filtered): one by
-    :func:`stable_index` of the seed id (``hash``), all of them (``all``) or those listed
-    (``list``); ``()`` when there is no candidate."""
+    :func:`stable_index` of the seed id (``hash``), all of them (``all``), those listed
+    (``list``), or one by :func:`empath_md5_index` over the listed ones in list order
+    (``empath_md5``); ``()`` when there is no candidate."""
     if not candidates:
         return ()
     if selector.mode == "hash":
         return (candidates[stable_index(seed.id, len(candidates))],)
     if selector.mode == "all":
         return tuple(candidates)
+    if selector.mode == "empath_md5":
+        fit = {p.id: p for p in candidates}
+        ordered = [fit[i] for i in dict.fromkeys(selector.ids) if i in fit]
+        if not ordered:
+            return ()
+        return (ordered[empath_md5_index(seed.id, selector.seed_value, len(ordered))],)
     return tuple(p for p in candidates if p.id in selector.ids)
+
+
+def empath_md5_index(seed_id: str, seed_value: int, count: int) -> int:
+    """``int(md5(f"{seed_id}:{seed_value}").hexdigest(), 16) % count``: the published EMPATH
+    benchmark's persona assignment (its ``_assign_persona``; ``seed_value`` 42 by default), so
+    an imported suite talks through the same seed x persona pairs as upstream. md5 serves as a
+    stable spread here, not as security. Raises ValueError when ``count`` < 1."""
+    if count < 1:
+        raise ValueError("empath_md5_index needs count >= 1")
+    digest = hashlib.md5(f"{seed_id}:{seed_value}".encode(), usedforsecurity=False).hexdigest()
+    return int(digest, 16) % count

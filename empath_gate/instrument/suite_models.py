@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from empath_gate.instrument.model_base import Frozen, Locale, Slug
 from empath_gate.instrument.seed_models import RiskLevel
@@ -36,11 +36,27 @@ class PersonaSelector(Frozen):
     ``speaker`` constraints, or its fixed ``character``; see
     :func:`empath_gate.instrument.selection.assign_personas`): ``hash`` (one of them by a stable
     hash of the seed id), ``all`` (every one), or an explicit list of ids (those that may speak
-    the seed are used); ``worst_case_only`` restricts to personas with worst-case behaviours."""
+    the seed are used); ``worst_case_only`` restricts to personas with worst-case behaviours.
 
-    mode: Literal["hash", "all", "list"] = "hash"
+    ``empath_md5`` reproduces the published EMPATH assignment: the candidates are the personas
+    of ``ids`` (required; their order is the order upstream indexes into, its file order) of the
+    seed's locale that may speak it, and the persona is
+    ``candidates[int(md5(f"{seed_id}:{seed_value}")) % len(candidates)]`` (source: the
+    ``_assign_persona`` function of the EMPATH benchmark's ``empath/seeds/__init__.py``, whose
+    default ``seed_value`` is 42)."""
+
+    mode: Literal["hash", "all", "list", "empath_md5"] = "hash"
     ids: tuple[Slug, ...] = ()
     worst_case_only: bool = False
+    seed_value: int = Field(
+        default=42, description="empath_md5 only: the value hashed after the seed id (upstream's default 42)"
+    )
+
+    @model_validator(mode="after")
+    def _md5_needs_ids(self) -> PersonaSelector:
+        if self.mode == "empath_md5" and not self.ids:
+            raise ValueError("mode 'empath_md5' needs 'ids': the candidate personas in upstream's file order")
+        return self
 
 
 class Suite(Frozen):

@@ -47,6 +47,9 @@ class PlanConversation(_Frozen):
     locale: Locale
     max_turns: int = Field(ge=1)
     metric_ids: tuple[str, ...]
+    skip: str | None = Field(
+        default=None, description="why this profile cannot run it (its tests are skipped with this reason)"
+    )
 
 
 class PlanTranscript(_Frozen):
@@ -73,6 +76,7 @@ class PlanItem(_Frozen):
     label: str
     critical: bool
     markers: tuple[str, ...]
+    skip: str | None = None
 
 
 class ShardSpec(_Frozen):

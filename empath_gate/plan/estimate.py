@@ -24,6 +24,9 @@ TARGET_REPLY_TOKENS = 150
 of a short paragraph); with a cap, the smaller of the two."""
 SYSTEM_PROMPT_TOKENS = 400
 """Assumed tokens of a model target's system prompt when its file cannot be read."""
+UNSCRIPTED_USER_TURN = "x " * 40
+"""Stand-in for one user message of a seed without a script (``auditor: llm``): about 40
+tokens, a short chat message; such a conversation is assumed to use all its ``max_turns``."""
 JUDGE_REPLY_TOKENS_PER_METRIC = 350
 """Completion tokens per judged metric under the strict rubric (criteria states, citations,
 score, justification)."""
@@ -95,7 +98,7 @@ def _conversation(
     s = profile.settings
     seed, persona = instrument.seed(conv.seed_id), instrument.persona(conv.persona_id)
     script = script_for(seed, persona)
-    users = list(script[: conv.max_turns])
+    users = list(script[: conv.max_turns]) if script else [UNSCRIPTED_USER_TURN] * conv.max_turns
     user_tokens = [count_tokens(u) + OVER for u in users]
     target, auditor, judge = _Tally(), _Tally(), _Tally()
     history = 0  # tokens of the dialogue before the current user turn
@@ -163,6 +166,8 @@ def estimate(plan: Plan, instrument: Instrument, profile: Profile) -> PlanEstima
                 system = SYSTEM_PROMPT_TOKENS
     totals = {role: _Tally() for role in ("target", "auditor", "judge")}
     for conv in plan.conversations:
+        if conv.skip is not None:  # this profile cannot run it: no call
+            continue
         for name, t in zip(totals, _conversation(conv, instrument, profile, system=system, reply=reply),
                            strict=True):
             acc = totals[name]

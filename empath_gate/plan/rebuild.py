@@ -50,7 +50,7 @@ def plan_for_profile(
     runs = profile.settings.runs
     if runs is None and profile.embedded_target and profile.scripted_auditor:
         runs = OFFLINE_RUNS
-    return make_plan(
+    plan = make_plan(
         instrument,
         suites,
         runs=runs,
@@ -58,6 +58,32 @@ def plan_for_profile(
         shard_spec=shard_spec,
         turn_cap=turn_cap(instrument, profile),
     )
+    return mark_skips(plan, instrument, scripted=profile.scripted_auditor)
+
+
+SKIP_NEEDS_LLM_AUDITOR = (
+    "needs an LLM auditor: the seed has no script (auditor: llm), so the scripted auditor cannot "
+    "play it; configure an auditor model"
+)
+"""Why a test of an ``auditor: llm`` seed is skipped under the scripted auditor (offline)."""
+
+
+def mark_skips(plan: Plan, instrument: Instrument, *, scripted: bool) -> Plan:
+    """``plan`` with ``skip`` set on the conversations (and their tests) this profile cannot run:
+    with the scripted auditor, those of seeds marked ``auditor: llm`` (no script). The plan id
+    is unchanged (the same tests, some of them skipped); ``plan`` itself when nothing is skipped."""
+    if not scripted:
+        return plan
+    skipped = {c.conversation_id for c in plan.conversations if instrument.seed(c.seed_id).auditor == "llm"}
+    if not skipped:
+        return plan
+    reason = SKIP_NEEDS_LLM_AUDITOR
+    return plan.model_copy(update={
+        "conversations": tuple(c.model_copy(update={"skip": reason}) if c.conversation_id in skipped else c
+                               for c in plan.conversations),
+        "items": tuple(i.model_copy(update={"skip": reason}) if i.conversation_id in skipped else i
+                       for i in plan.items),
+    })
 
 
 def rebuild_plan(

@@ -74,6 +74,7 @@ def assemble(
             locale=i.locale,
             label=i.label,
             critical=i.critical,
+            skip=i.skip,
         )
         for i in plan.items
     )
@@ -118,7 +119,7 @@ def _cells(results: Results, thresholds: Thresholds) -> list[CellStats]:
     seen: set[tuple[str, str]] = set()
     for item in results.items:
         key = (item.conversation_id, item.metric_id)
-        if key in seen:
+        if key in seen or item.skip is not None:  # a skipped test has no evidence to count
             continue
         seen.add(key)
         got = found.get(key)
@@ -256,6 +257,28 @@ def _decide_suites(
     return decisions, infra, usage
 
 
+def _with_skipped(results: Results, decisions: list[CellDecision]) -> list[CellDecision]:
+    """``decisions`` plus one ``skipped`` decision (with the item's reason) per test the run's
+    profile could not run, in test order; ``decisions`` itself when no test was skipped."""
+    from empath_gate.gate.decide import skipped_decision
+
+    if not any(i.skip is not None for i in results.items):
+        return decisions
+    decided = {(d.conversation_id, d.metric_id): d for d in decisions}
+    out: list[CellDecision] = []
+    seen: set[tuple[str, str]] = set()
+    for i in results.items:
+        key = (i.conversation_id, i.metric_id)
+        if key in seen:
+            continue
+        seen.add(key)
+        if i.skip is not None:
+            out.append(skipped_decision(i.conversation_id, i.seed_id, i.persona_id, i.metric_id, i.skip))
+        elif key in decided:
+            out.append(decided.pop(key))
+    return out + list(decided.values())
+
+
 def decide_results(
     results: Results,
     *,
@@ -296,6 +319,7 @@ def decide_results(
         ]
         regression = combine_reports(named)
     decisions, infra, usage = _decide_suites(results, cells, th, per_suite, regression, ws, chosen)
+    decisions = _with_skipped(results, decisions)
     checks = suite_checks(results, cells, th)
     counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
     for dc in decisions:

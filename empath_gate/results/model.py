@@ -137,6 +137,9 @@ class ItemInfo(_Model):
     locale: str
     label: str
     critical: bool = False
+    skip: str | None = Field(
+        default=None, description="why the run's profile could not run this test (skipped with this reason)"
+    )
 
 
 class RunRecord(_Model):

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from empath_gate.instrument.models import Instrument
+    from empath_gate.instrument.models import Instrument, Seed
 
 
 
@@ -27,6 +27,22 @@ def _digest(values: Iterable[Any]) -> str:
         h.update(json.dumps(v, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
         h.update(b"\n")
     return h.hexdigest()
+
+
+SEED_FIELDS_ADDED: dict[str, object] = {"auditor": "any"}
+"""Seed fields added after suite hashes were first recorded, with the default value at which
+they are left out of the ``seeds`` part, so a seed that does not use them keeps its hash (and
+a baseline recorded before they existed stays comparable)."""
+
+
+def seed_hash_value(seed: Seed) -> dict[str, Any]:
+    """The JSON form of ``seed`` the ``seeds`` part hashes: its dump without the
+    :data:`SEED_FIELDS_ADDED` that hold their default."""
+    data = seed.model_dump(mode="json")
+    for name, default in SEED_FIELDS_ADDED.items():
+        if data.get(name) == default:
+            del data[name]
+    return data
 
 
 def judge_template_part(rubric: str) -> str:
@@ -55,7 +71,7 @@ def suite_content_hashes(instrument: Instrument, suite_id: str, rubric: str) -> 
             (c.conversation_id, c.seed_id, c.persona_id, c.locale, c.max_turns, list(c.metric_ids))
             for c in convs
         ),
-        "seeds": _digest(instrument.seed(s).model_dump(mode="json") for s in seed_ids),
+        "seeds": _digest(seed_hash_value(instrument.seed(s)) for s in seed_ids),
         "personas": _digest(instrument.persona(p).model_dump(mode="json") for p in persona_ids),
         "metrics": _digest(instrument.metric(m).model_dump(mode="json") for m in metric_ids),
         "judge_template": judge_template_part(rubric),
