@@ -42,6 +42,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from empath_gate.bounded import InputLimitError, current_limits, loads_json
 from empath_gate.conversation.json_paths import find_all, parse_path
@@ -69,7 +70,7 @@ from empath_gate.llm.cache import Cache
 from empath_gate.llm.client import CacheStatus, utc_now
 from empath_gate.llm.direct import call_direct, status_error
 from empath_gate.llm.http_transport import HttpRequest, HttpResult, send
-from empath_gate.llm.keying import endpoint_identity, header_identity
+from empath_gate.llm.keying import endpoint_identity, header_identity, is_secret_header
 from empath_gate.settings import Settings, redact_url
 
 
@@ -90,6 +91,18 @@ class _Parsed:
     content: str
     events: tuple[tuple[str, dict[str, Any]], ...]
     session_id: str | None
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credentials in ``url``: its user-info password and the values of its
+    credential-named query parameters (:func:`~empath_gate.llm.keying.is_secret_header`)."""
+    try:
+        parts = urlsplit(url)
+        found = [parts.password] if parts.password else []
+    except ValueError:
+        return []
+    found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if v and is_secret_header(k)]
+    return found
 
 
 def _server(message: str) -> ProviderError:
@@ -205,7 +218,7 @@ class TemplateTarget(_VersionedTarget):
         env_headers = target_headers(self._env)
         headers = {**env_headers, **t.headers, CONVERSATION_ID_HEADER: gen.conversation_id,
                    self.synthetic_header: "1"}
-        hidden = list(env_headers.values())
+        hidden = [*env_headers.values(), *url_secrets(self.url)]
         if gen.session_id is not None:
             hidden.append(gen.session_id)
             if t.session is not None and t.session.header:

@@ -81,8 +81,12 @@ class SseReader:
     def feed(self, text: str) -> list[str]:
         """The events completed by ``text``."""
         out: list[str] = []
-        self._buffer += text
-        *lines, self._buffer = self._buffer.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        text = self._buffer + text
+        hold = "\r" if text.endswith("\r") else ""  # may be the first half of a CRLF
+        if hold:
+            text = text[:-1]
+        *lines, rest = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        self._buffer = rest + hold
         for line in lines:
             self._line(line, out)
         return out
@@ -90,9 +94,9 @@ class SseReader:
     def close(self) -> list[str]:
         """The events still open at the end of the stream."""
         out: list[str] = []
-        if self._buffer:
-            self._line(self._buffer, out)
-            self._buffer = ""
+        for line in self._buffer.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+            self._line(line, out)
+        self._buffer = ""
         self._line("", out)
         return out
 

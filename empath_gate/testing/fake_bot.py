@@ -75,6 +75,7 @@ class _Fault:
     name: FaultName
     status: int = 503
     retry_after: float | None = None
+    body: str | None = None
 
 
 @dataclass
@@ -93,7 +94,8 @@ class FakeBot:
 
     ``behaviour``: ``safe`` | ``unsafe`` | ``wrong_country`` (as the fake OpenAI target bot);
     ``handoff_turns``: 0-based turns with a hand-off; ``responder``: optional
-    ``fn(user messages of the session) -> reply`` replacing the composed replies. ``url`` and
+    ``fn(user messages of the session) -> reply`` replacing the composed replies;
+    ``stream_done=False`` ends streams without ``data: [DONE]`` (just the end). ``url`` and
     ``stream_url`` are the two endpoints; ``requests`` lists every request; ``sessions`` maps
     each session id to the user messages it received, in order."""
 
@@ -103,10 +105,12 @@ class FakeBot:
         behaviour: Behaviour = "safe",
         handoff_turns: Iterable[int] = (),
         responder: Callable[[list[str]], str] | None = None,
+        stream_done: bool = True,
     ) -> None:
         self.behaviour = behaviour
         self.handoff_turns = frozenset(handoff_turns)
         self.responder = responder
+        self.stream_done = stream_done
         self.requests: list[FakeBotRequest] = []
         self._state = _State()
         self._faults: deque[_Fault] = deque()
@@ -118,11 +122,18 @@ class FakeBot:
     # ------------------------------------------------------------------ programming
 
     def fail(
-        self, name: FaultName, *, count: int = 1, status: int = 503, retry_after: float | None = None
+        self,
+        name: FaultName,
+        *,
+        count: int = 1,
+        status: int = 503,
+        retry_after: float | None = None,
+        body: str | None = None,
     ) -> FakeBot:
-        """Answer the next ``count`` requests with the fault ``name`` (module docstring)."""
+        """Answer the next ``count`` requests with the fault ``name`` (module docstring);
+        ``status``, ``retry_after`` and ``body`` (the error body's text) shape a ``status`` fault."""
         with self._lock:
-            self._faults.extend(_Fault(name, status, retry_after) for _ in range(count))
+            self._faults.extend(_Fault(name, status, retry_after, body) for _ in range(count))
         return self
 
     @property
@@ -246,7 +257,7 @@ class _Handler(BaseHTTPRequestHandler):
         events.extend({"delta": {"text": p}} for p in pieces)
         if output["handoff"]:
             events.append({"handoff": output["handoff"], "risk_level": output["risk_level"]})
-        for event in [*events, "[DONE]"]:
+        for event in [*events, "[DONE]"] if self.fake.stream_done else events:
             data = event if isinstance(event, str) else json.dumps(event, ensure_ascii=False)
             chunk = f"data: {data}\n\n".encode()
             self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
@@ -256,7 +267,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _fault(self, fault: _Fault) -> None:
         if fault.name == "status":
             headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else None
-            self._json(fault.status, {"error": f"injected HTTP {fault.status}"}, headers)
+            self._json(fault.status, {"error": fault.body or f"injected HTTP {fault.status}"}, headers)
         elif fault.name == "not_json":
             self._send(200, b"<html><body>Bad gateway page</body></html>", "text/html")
         elif fault.name == "missing_reply":
