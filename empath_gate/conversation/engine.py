@@ -30,6 +30,10 @@ States and events:
   count towards it; the progress line says how many there were. The ledger is the run's when
   one is active (:func:`empath_gate.runner.execute` shares it with the judge), else this
   generation's own.
+* A target that keeps a session and was served from the cache for the first turns only raises
+  :class:`~empath_gate.conversation.target.RestartTranscript` at the first uncached turn: the
+  transcript is generated again from its first turn (the bot then sees every turn), so a cached
+  stateful bot is replayed whole or not at all.
 * Every spec yields exactly one transcript, in spec order, across retries and concurrency.
 
 Transcripts are JSONL files, one per run (:func:`write_transcript`, in

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from conv_support import SCRIPT_EN, specs
 from empath_gate.bounded import InputLimits, configure_limits
 from empath_gate.conversation.engine import generate
 from empath_gate.conversation.target import Target, make_target
+from empath_gate.conversation.template_spec import parse_template
 from empath_gate.conversation.template_target import TemplateTarget
 from empath_gate.conversation.transcript import Transcript
 from empath_gate.errors import ConfigError
@@ -248,3 +250,21 @@ def test_without_a_target_version_nothing_is_cached(bot: FakeBot, tmp_path: Path
     run(settings)
     [t], _ = run(settings)
     assert cache_states(t) == ["off"] * 3 and len(bot.requests) == 6
+
+
+def readme_templates() -> list[dict[str, Any]]:
+    """The JSON blocks of README's "Any HTTP bot" section: the generic one, then the examples."""
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Any HTTP bot", 1)[1].split("\n## ", 1)[0]
+    return [json.loads(block) for block in re.findall(r"```json\n(.*?)```", section, flags=re.S)]
+
+
+def test_the_readme_examples_gate_the_fake_bot(bot: FakeBot, tmp_path: Path) -> None:
+    generic, session_in_body, streaming = readme_templates()
+    assert parse_template(generic, "README").stateful
+    for url, template in ((bot.url, session_in_body), (bot.stream_url, streaming)):
+        [t], _ = run(settings_for(tmp_path, url, template))
+        assert t.status == "complete", t.error
+        assert replies(t) == [compose_reply("safe", "en-US", k) for k in range(3)]
+        assert [e.kind for x in t.turns for e in x.events] == ["handoff"]
+    assert sorted(bot.sessions.values()) == [list(SCRIPT_EN)] * 2
