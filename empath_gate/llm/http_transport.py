@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import codecs
 import json
+import ssl
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -101,6 +103,21 @@ class SseReader:
         return out
 
 
+_ssl_lock = threading.Lock()
+_ssl_context: ssl.SSLContext | None = None
+
+
+def _tls() -> ssl.SSLContext:
+    """httpx's default TLS context (certifi's roots, or ``SSL_CERT_FILE``/``SSL_CERT_DIR``),
+    built once: building it loads the certificate bundle, about 85 ms a request otherwise
+    (bench/bench_template_target.py)."""
+    global _ssl_context
+    with _ssl_lock:
+        if _ssl_context is None:
+            _ssl_context = httpx.create_ssl_context()
+        return _ssl_context
+
+
 def _too_large(url_shown: str, max_bytes: int) -> ProviderError:
     return ProviderError(
         f"the response of {url_shown} is over max_json_bytes = {max_bytes:,} bytes; raise "
@@ -119,7 +136,7 @@ async def send(req: HttpRequest, *, timeout_s: float, max_bytes: int, url_shown:
     if req.stream:
         headers.setdefault("Accept", "text/event-stream")
     async with (
-        httpx.AsyncClient(timeout=timeout_s, follow_redirects=False) as client,
+        httpx.AsyncClient(timeout=timeout_s, follow_redirects=False, verify=_tls()) as client,
         client.stream(req.method, req.url, headers=headers, content=content) as resp,
     ):
         names = {k.lower(): v for k, v in resp.headers.items()}
