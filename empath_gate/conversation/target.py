@@ -433,16 +433,13 @@ def make_target(settings: Settings, env: Mapping[str, str] | None = None) -> Tar
     ``target_template`` set, the http(s) target is a
     :class:`~empath_gate.conversation.template_target.TemplateTarget`."""
     kind = settings.target_kind
-    if settings.target_template is not None:
-        from empath_gate.conversation.template_spec import load_template
+    if settings.target_template is not None and settings.target is not None:
+        from empath_gate.conversation.template_spec import template_of
         from empath_gate.conversation.template_target import TemplateTarget
 
-        if kind != "http" or settings.target is None:
-            raise ConfigError(
-                f"target_template {settings.target_template} needs the bot's http(s) URL as the target "
-                "(setting target / EMPATH_TARGET / --target)"
-            )
-        return TemplateTarget(settings.target, load_template(settings.target_template), settings, env)
+        template = template_of(settings)
+        assert template is not None
+        return TemplateTarget(settings.target, template, settings, env)
     if kind is None or settings.target is None:
         raise ConfigError(
             "no target: set 'target' in [tool.empath-gate], EMPATH_TARGET_MODEL, or --empath-target "

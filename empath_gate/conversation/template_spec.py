@@ -57,6 +57,7 @@ from empath_gate.conversation.json_paths import Step, find_all, parse_path
 from empath_gate.errors import ConfigError
 from empath_gate.llm.events import EventKind
 from empath_gate.llm.keying import is_secret_header
+from empath_gate.settings import Settings
 
 PLACEHOLDERS = ("message", "messages", "conversation_id", "session_id")
 """The placeholder names a template may use (module docstring)."""
@@ -226,6 +227,20 @@ def load_template(path: Path) -> TargetTemplate:
     return parse_template(data, str(path))
 
 
+def template_of(settings: Settings) -> TargetTemplate | None:
+    """The template ``settings.target_template`` names, read and validated; None when unset.
+    Raises ConfigError when it is invalid or the target is not the bot's http(s) URL (checked
+    when a run is prepared, before any test or call)."""
+    if settings.target_template is None:
+        return None
+    if settings.target_kind != "http":
+        raise ConfigError(
+            f"target_template {settings.target_template} needs the bot's http(s) URL as the target "
+            "(setting target / EMPATH_TARGET / --target)"
+        )
+    return load_template(settings.target_template)
+
+
 # --------------------------------------------------------------------------- requests
 
 
@@ -319,4 +334,5 @@ __all__ = [
     "placeholder_values",
     "reply_text",
     "session_of",
+    "template_of",
 ]

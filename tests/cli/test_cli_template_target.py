@@ -119,6 +119,8 @@ def test_a_broken_template_is_a_usage_error_naming_the_file(
     assert project.cli("run", *TINY, env=env) == 2
     err = capsys.readouterr().err
     assert "bot-template.json: invalid target template" in err and "recursive descent" in err
+    assert project.cli("run", *TINY, "--dry-run", env=env) == 2  # checked before the estimate too
+    assert "recursive descent" in capsys.readouterr().err
     assert bot.requests == []
 
 
