@@ -303,7 +303,8 @@ class TemplateTarget(_VersionedTarget):
                                   f"{self.description} is {type(v).__name__}, not text")
                 pieces.append(v)
         if not matched:
-            what = f"none of its {len(docs)} events had it" if docs else "it carried no event"
+            ctype = result.headers.get("content-type", "no content-type")
+            what = f"none of its {len(docs)} events had it" if docs else f"it carried no event ({ctype})"
             raise _server(
                 f"no reply at {self.template.reply_path!r} in the stream of {self.description}: {what}"
             )

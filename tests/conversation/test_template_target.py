@@ -268,3 +268,9 @@ def test_the_readme_examples_gate_the_fake_bot(bot: FakeBot, tmp_path: Path) -> 
         assert replies(t) == [compose_reply("safe", "en-US", k) for k in range(3)]
         assert [e.kind for x in t.turns for e in x.events] == ["handoff"]
     assert sorted(bot.sessions.values()) == [list(SCRIPT_EN)] * 2
+
+
+def test_a_json_answer_to_a_stream_request_says_it_carried_no_event(bot: FakeBot, tmp_path: Path) -> None:
+    [t], _ = run(settings_for(tmp_path, bot.url, SSE_TEMPLATE, max_retries=0))
+    assert t.status == "error"
+    assert "it carried no event (application/json)" in (t.error or ""), t.error
