@@ -53,7 +53,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from empath_gate.bounded import read_json
-from empath_gate.conversation.json_paths import Step, find_all, parse_path
+from empath_gate.conversation.json_paths import find_all, parse_path
 from empath_gate.errors import ConfigError
 from empath_gate.llm.events import EventKind
 from empath_gate.llm.keying import is_secret_header
@@ -132,10 +132,6 @@ class TargetTemplate(BaseModel):
         """True when the bot keeps the dialogue (module docstring): a session, or no
         ``{{messages}}`` in the body."""
         return self.session is not None or "messages" not in self.placeholders
-
-    def steps(self, path: str) -> tuple[Step, ...]:
-        """The parsed steps of one of this template's paths (validated when it was read)."""
-        return parse_path(path)
 
     def digest(self) -> str:
         """sha256 hex of the template's canonical JSON (``source`` left out): part of its

@@ -44,6 +44,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from pydantic import ValidationError
+
 from empath_gate.bounded import InputLimitError, current_limits, loads_json
 from empath_gate.conversation.json_paths import find_all, parse_path
 from empath_gate.conversation.target import (
@@ -103,6 +105,18 @@ def url_secrets(url: str) -> list[str]:
         return []
     found += [v for k, v in parse_qsl(parts.query, keep_blank_values=True) if v and is_secret_header(k)]
     return found
+
+
+def _stored_reply(stored: Mapping[str, Any] | None) -> tuple[str, tuple[Event, ...]] | None:
+    """``(content, events)`` of a cache entry; None for no entry or one this version cannot read
+    (no text, an event it does not know): a miss, asked again."""
+    if stored is None or not isinstance(stored.get("content"), str) or not stored["content"].strip():
+        return None
+    try:
+        events = tuple(Event.model_validate(e) for e in stored.get("events") or ())
+    except (ValidationError, TypeError):
+        return None
+    return stored["content"], events
 
 
 def _server(message: str) -> ProviderError:
@@ -177,14 +191,13 @@ class TemplateTarget(_VersionedTarget):
         key = self._key(cache, msgs, run, conversation_id)
         may_read = not (self.stateful and (gen.live or gen.bypass))
         if cache is not None and key is not None and may_read:
-            stored = cache.get(key)
-            if stored is not None:
+            hit = _stored_reply(cache.get(key))
+            if hit is not None:
                 gen.cached += 1
                 if (ledger := active_ledger()) is not None:
                     ledger.hit("target")
-                events = tuple(Event.model_validate(e) for e in stored.get("events") or ())
-                return TargetReply(content=str(stored.get("content") or ""), events=events, cache="hit",
-                                   model=self.description, started_at=started, ended_at=utc_now())
+                return TargetReply(content=hit[0], events=hit[1], cache="hit", model=self.description,
+                                   started_at=started, ended_at=utc_now())
             if self.stateful and gen.cached:
                 self._restart.add(conversation_id)
                 raise RestartTranscript(

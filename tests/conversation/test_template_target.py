@@ -274,3 +274,15 @@ def test_a_json_answer_to_a_stream_request_says_it_carried_no_event(bot: FakeBot
     [t], _ = run(settings_for(tmp_path, bot.url, SSE_TEMPLATE, max_retries=0))
     assert t.status == "error"
     assert "it carried no event (application/json)" in (t.error or ""), t.error
+
+
+def test_a_cache_entry_this_version_cannot_read_is_a_miss(bot: FakeBot, tmp_path: Path) -> None:
+    settings = settings_for(tmp_path, bot.url, JSON_TEMPLATE, target_version="v1")
+    run(settings)
+    entries = sorted((tmp_path / "cache").rglob("*.json"))
+    assert len(entries) == 3
+    for path in entries:
+        path.write_text(json.dumps({"content": "x", "events": [{"kind": "nonsense", "role": "target"}]}),
+                        encoding="utf-8")
+    [t], _ = run(settings)
+    assert t.status == "complete" and cache_states(t) == ["miss"] * 3 and len(bot.requests) == 6
