@@ -83,13 +83,15 @@ def prepare(
     """Load the instrument, apply the offline profile, build the plan (and its shard), read the
     baseline; a ``py:`` target imports from ``project`` (default: the working directory). Raises
     ConfigError/SuiteError for anything a user must fix (unknown suite, bad shard, unreadable
-    baseline, CI without models)."""
+    baseline, CI without models, an invalid target template)."""
+    from empath_gate.conversation.template_spec import template_of
     from empath_gate.plan.rebuild import plan_for_profile
     from empath_gate.settings.profile import resolve_profile
 
     import_target_path(settings, project)
     instrument, layers = load_run_instrument(settings)
     profile = resolve_profile(settings)
+    template_of(profile.settings)  # a broken target template is a usage error before anything runs
     plan = plan_for_profile(instrument, profile, suites, shard_spec=shard)
     baseline = read_results(settings.baseline) if settings.baseline else None
     results_path = Path(settings.results)

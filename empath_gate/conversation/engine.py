@@ -30,6 +30,10 @@ States and events:
   count towards it; the progress line says how many there were. The ledger is the run's when
   one is active (:func:`empath_gate.runner.execute` shares it with the judge), else this
   generation's own.
+* A target that keeps a session and was served from the cache for the first turns only raises
+  :class:`~empath_gate.conversation.target.RestartTranscript` at the first uncached turn: the
+  transcript is generated again from its first turn (the bot then sees every turn), so a cached
+  stateful bot is replayed whole or not at all.
 * Every spec yields exactly one transcript, in spec order, across retries and concurrency.
 
 Transcripts are JSONL files, one per run (:func:`write_transcript`, in
@@ -48,7 +52,7 @@ from typing import Any, Literal
 from empath_gate.conversation.auditor import Auditor, AuditorFilteredError, AuditorTurn, make_auditor
 from empath_gate.conversation.plan_stats import PlanStats, summarize
 from empath_gate.conversation.runspec import RunSpec, derive_seed
-from empath_gate.conversation.target import Target, TargetReply, make_target
+from empath_gate.conversation.target import RestartTranscript, Target, TargetReply, make_target
 from empath_gate.conversation.transcript import Event, Transcript, Turn
 from empath_gate.conversation.transcript_io import read_transcript, transcript_path, write_transcript
 from empath_gate.errors import BudgetExceeded, ConfigError, ProviderError
@@ -184,6 +188,21 @@ class _Engine:
             self.stats.target_filtered += tr.filtered
             turns.append(_assistant_turn(len(turns), tr))
 
+    async def _converse_whole(
+        self, spec: RunSpec, turns: list[Turn], events: list[Event], phase: list[str]
+    ) -> None:
+        """:meth:`_converse`, once more from the first turn when the target asks for it
+        (:class:`RestartTranscript`: a bot with a session whose replies were cached only in part);
+        the counts of the abandoned attempt are taken back."""
+        counts = (self.stats.auditor_fallbacks, self.stats.auditor_refusals, self.stats.target_filtered)
+        try:
+            await self._converse(spec, turns, events, phase)
+        except RestartTranscript:
+            turns.clear()
+            events.clear()
+            self.stats.auditor_fallbacks, self.stats.auditor_refusals, self.stats.target_filtered = counts
+            await self._converse(spec, turns, events, phase)
+
     async def run_one(self, spec: RunSpec) -> Transcript:
         turns: list[Turn] = []
         events: list[Event] = []
@@ -193,7 +212,7 @@ class _Engine:
         phase = ["auditor"]
         try:
             with scope(spec.transcript_id):
-                await self._converse(spec, turns, events, phase)
+                await self._converse_whole(spec, turns, events, phase)
         except BudgetExceeded as exc:
             status, error = "budget", f"stopped: {phase[0]}: {exc}"
             events.append(Event(kind="budget", role="engine", detail=self._budget_detail()))

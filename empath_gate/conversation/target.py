@@ -5,6 +5,8 @@
   team's code owns its prompt) and a conversation id, sync or async, and returns the reply.
 * ``http://…`` / ``https://…`` → :class:`HttpTarget`: an OpenAI-compatible chat endpoint (the
   URL is the base, e.g. ``https://bot.example/v1``, or the full ``…/chat/completions``).
+* ``http://…`` with ``target_template`` set → a bot with its own JSON API
+  (:mod:`empath_gate.conversation.template_target`).
 * anything else → :class:`ModelTarget`: a litellm model with the team's system-prompt file.
 
 **The conversation id** given to callables and sent to HTTP targets is the transcript id
@@ -178,6 +180,12 @@ def coerce_reply(value: object, source: str = "target") -> tuple[str, tuple[Even
             )
         )
     return content or "", tuple(events)
+
+
+class RestartTranscript(Exception):
+    """Raised by a target whose replies so far came from the cache when the next one is not
+    cached and the bot keeps the dialogue itself (a session): going on live would leave the bot
+    without the earlier turns. The engine generates the transcript again from its first turn."""
 
 
 class Target(ABC):
@@ -421,8 +429,17 @@ def load_callable(spec: str) -> Callable[..., Any]:
 
 def make_target(settings: Settings, env: Mapping[str, str] | None = None) -> Target:
     """The adapter for ``settings.target``; ConfigError when no target is set or it cannot
-    be loaded. ``env`` (default ``os.environ``) supplies HTTP-target headers."""
+    be loaded. ``env`` (default ``os.environ``) supplies HTTP-target headers. With
+    ``target_template`` set, the http(s) target is a
+    :class:`~empath_gate.conversation.template_target.TemplateTarget`."""
     kind = settings.target_kind
+    if settings.target_template is not None and settings.target is not None:
+        from empath_gate.conversation.template_spec import template_of
+        from empath_gate.conversation.template_target import TemplateTarget
+
+        template = template_of(settings)
+        assert template is not None
+        return TemplateTarget(settings.target, template, settings, env)
     if kind is None or settings.target is None:
         raise ConfigError(
             "no target: set 'target' in [tool.empath-gate], EMPATH_TARGET_MODEL, or --empath-target "
@@ -441,6 +458,7 @@ __all__ = [
     "HttpTarget",
     "ModelTarget",
     "ProviderError",
+    "RestartTranscript",
     "Target",
     "TargetReply",
     "coerce_reply",

@@ -129,6 +129,12 @@ def _status_kind(status: int | None) -> str | None:
     return None
 
 
+def status_kind(status: int) -> str:
+    """The kind an HTTP status alone points to (the module table); ``unknown`` for a status
+    the table does not name (a redirect, 418...)."""
+    return _status_kind(status) or "unknown"
+
+
 def _mro_names(exc: BaseException) -> list[str]:
     return [c.__name__ for c in type(exc).__mro__]
 

@@ -209,6 +209,14 @@ class Settings(BaseModel):
         action="system-prompt",
         metavar="PATH",
     )
+    target_template: Path | None = opt(
+        None,
+        "JSON file describing an http(s) target that is not OpenAI-compatible: request template and "
+        "response paths (README: Any HTTP bot)",
+        flag="target-template",
+        action="target-template",
+        metavar="PATH",
+    )
     target_version: str | None = opt(None, "version of a callable/HTTP target; enables caching its replies")
     target_http_model: str = opt("empath-target", "the 'model' field sent to an HTTP target")
     target_role: RoleSettings = RoleSettings()

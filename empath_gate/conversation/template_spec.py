@@ -1,0 +1,334 @@
+"""The request template of an HTTP bot that is not OpenAI-compatible, and reading its replies.
+
+A template file is one JSON object (read through :mod:`empath_gate.bounded`)::
+
+    {
+      "method": "POST",
+      "headers": {"X-Client": "empath-gate"},
+      "body": {"session": "{{session_id}}", "text": "{{message}}", "history": "{{messages}}"},
+      "reply_path": "data.reply",
+      "events": {"handoff": "data.handoff"},
+      "session": {"id_path": "session.id", "header": "X-Session-Id"},
+      "stream": false
+    }
+
+* ``body`` (required): any JSON value. A **placeholder** is a whole JSON string value, replaced
+  by a JSON value when a request is built (:func:`fill`): ``"{{message}}"`` the last user
+  message (a string), ``"{{messages}}"`` the chat so far (an array of ``{"role": "user" |
+  "assistant", "content": str}``, oldest first), ``"{{conversation_id}}"`` an id unique to this
+  generation of the transcript (a string), ``"{{session_id}}"`` the bot's session id from its
+  first response (``null`` on the first turn). A ``{{…}}`` anywhere else (inside a longer
+  string, an unknown name) is refused when the file is read.
+* ``reply_path`` (required): where the reply text is (:mod:`empath_gate.conversation.json_paths`:
+  dotted or JSONPath); with a wildcard (``$.messages[*].text``) the texts found are joined by a
+  blank line. With ``"stream": true`` it is read from every server-sent event's ``data`` (a
+  ``data`` that is not JSON counts as a JSON string, so ``"$"`` reads plain-text chunks) and
+  the pieces are concatenated until ``data: [DONE]`` (``stream_done``) or the end of the stream.
+* ``events``: ``{kind: path}``; when the value at ``path`` is present and not ``null``,
+  ``false``, ``""``, ``[]`` or ``{}``, the turn records an event of ``kind`` (a kind of
+  :data:`empath_gate.llm.events.EventKind` a target may report: see :data:`TARGET_KINDS`)
+  with ``{"path", "value"}`` as its detail.
+* ``session``: ``id_path`` where the session id is in a response (the first one must carry
+  it; a later one may replace it); sent back on later turns in the ``header`` named here
+  and/or wherever the body holds ``"{{session_id}}"``.
+* ``headers``: fixed, non-secret headers. A credential-looking name (``Authorization``,
+  ``X-Api-Key``, ``Cookie``…) is refused: credentials come from the environment
+  (``EMPATH_TARGET_HEADER_<NAME>``), never from a file.
+* ``method``: ``POST`` (default) or ``PUT``.
+
+A bot is **stateful** (:attr:`TargetTemplate.stateful`) when it keeps the dialogue itself: it
+has a session, or its body does not send ``"{{messages}}"`` (it sees only the last message and
+must remember the rest, e.g. by ``{{conversation_id}}``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from empath_gate.bounded import read_json
+from empath_gate.conversation.json_paths import find_all, parse_path
+from empath_gate.errors import ConfigError
+from empath_gate.llm.events import EventKind
+from empath_gate.llm.keying import is_secret_header
+from empath_gate.settings import Settings
+
+PLACEHOLDERS = ("message", "messages", "conversation_id", "session_id")
+"""The placeholder names a template may use (module docstring)."""
+
+_ENGINE_KINDS = frozenset(
+    {"retry", "auditor_break", "auditor_refusal", "fallback", "system_folded", "error", "budget", "filtered"}
+)
+"""Event kinds only the engine, the client or the auditor record: a template may not claim them."""
+
+TARGET_KINDS: tuple[str, ...] = tuple(k for k in get_args(EventKind) if k not in _ENGINE_KINDS)
+"""Event kinds a template's ``events`` may name: every :data:`EventKind` but those the engine,
+the client and the auditor own (so a kind added there is usable here at once)."""
+
+_PLACEHOLDER = re.compile(r"^\{\{\s*([A-Za-z_]+)\s*\}\}$")
+_BRACES = re.compile(r"\{\{.*?\}\}")
+_HEADER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*$")
+
+
+class SessionSpec(BaseModel):
+    """Where a bot's session id is (``id_path``) and the header that sends it back (optional)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id_path: str
+    header: str | None = Field(None, pattern=_HEADER_NAME.pattern)
+
+
+class TargetTemplate(BaseModel):
+    """A parsed, validated template file (module docstring). ``source`` names the file."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    method: Literal["POST", "PUT"] = "POST"
+    headers: dict[str, str] = Field(default_factory=dict)
+    body: Any
+    reply_path: str
+    events: dict[str, str] = Field(default_factory=dict)
+    session: SessionSpec | None = None
+    stream: bool = False
+    stream_done: str = "[DONE]"
+    source: str = ""
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, v: dict[str, str]) -> dict[str, str]:
+        for name in v:
+            if not _HEADER_NAME.match(name):
+                raise ValueError(f"header name {name!r} is not a valid HTTP header name")
+            if is_secret_header(name):
+                env = "EMPATH_TARGET_HEADER_" + name.upper().replace("-", "_")
+                raise ValueError(
+                    f"header {name!r} looks like a credential: never put it in a file; set the "
+                    f"environment variable {env} (or EMPATH_TARGET_HEADERS) instead"
+                )
+        return v
+
+    @field_validator("events")
+    @classmethod
+    def _events(cls, v: dict[str, str]) -> dict[str, str]:
+        for kind in v:
+            if kind not in TARGET_KINDS:
+                raise ValueError(f"event kind {kind!r} is not one of {list(TARGET_KINDS)}")
+        return v
+
+    @property
+    def placeholders(self) -> frozenset[str]:
+        """The placeholder names the body uses."""
+        return frozenset(_placeholders(self.body))
+
+    @property
+    def stateful(self) -> bool:
+        """True when the bot keeps the dialogue (module docstring): a session, or no
+        ``{{messages}}`` in the body."""
+        return self.session is not None or "messages" not in self.placeholders
+
+    def digest(self) -> str:
+        """sha256 hex of the template's canonical JSON (``source`` left out): part of its
+        replies' cache keys, so an edited template never replays old replies."""
+        data = self.model_dump(mode="json", exclude={"source"})
+        text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _placeholders(value: Any) -> list[str]:
+    """Every placeholder name in ``value``; ValueError for a misplaced or unknown one."""
+    out: list[str] = []
+    stack = [(value, "")]
+    while stack:
+        v, ptr = stack.pop()
+        if isinstance(v, str):
+            m = _PLACEHOLDER.match(v)
+            if m:
+                if m.group(1) not in PLACEHOLDERS:
+                    raise ValueError(
+                        f"body{ptr or '/'}: unknown placeholder {v!r} (known: {list(PLACEHOLDERS)})"
+                    )
+                out.append(m.group(1))
+            elif _BRACES.search(v):
+                raise ValueError(
+                    f"body{ptr or '/'}: {v!r}: a placeholder must be a whole string value, e.g. "
+                    '"text": "{{message}}"'
+                )
+        elif isinstance(v, dict):
+            stack.extend((x, f"{ptr}/{k}") for k, x in v.items())
+        elif isinstance(v, list):
+            stack.extend((x, f"{ptr}/{i}") for i, x in enumerate(v))
+    return out
+
+
+def _problems(t: TargetTemplate) -> list[str]:
+    problems: list[str] = []
+    paths = [("reply_path", t.reply_path)] + [(f"events.{k}", p) for k, p in t.events.items()]
+    if t.session is not None:
+        paths.append(("session.id_path", t.session.id_path))
+    for where, path in paths:
+        try:
+            parse_path(path)
+        except ValueError as exc:
+            problems.append(f"{where}: {exc}")
+    try:
+        names = _placeholders(t.body)
+    except ValueError as exc:
+        return [*problems, str(exc)]
+    if "message" not in names and "messages" not in names:
+        problems.append('body: no "{{message}}" or "{{messages}}": the bot would never see the user')
+    if "session_id" in names and t.session is None:
+        problems.append('body: "{{session_id}}" needs a "session" with an "id_path"')
+    if t.session is not None and t.session.header is None and "session_id" not in names:
+        problems.append('session: set "header", or put "{{session_id}}" in the body, so the id is sent back')
+    return problems
+
+
+def parse_template(data: Any, source: str) -> TargetTemplate:
+    """A :class:`TargetTemplate` of parsed JSON ``data``; ConfigError naming ``source`` and
+    every problem (unknown field, bad path, misplaced placeholder, credential header)."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: a target template must be a JSON object with 'body' and 'reply_path'")
+    try:
+        t = TargetTemplate.model_validate({**data, "source": source})
+    except ValidationError as exc:
+        lines = [f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors()]
+        raise ConfigError(f"{source}: invalid target template:\n  " + "\n  ".join(lines)) from None
+    problems = _problems(t)
+    if problems:
+        raise ConfigError(f"{source}: invalid target template:\n  " + "\n  ".join(problems))
+    return t
+
+
+def load_template(path: Path) -> TargetTemplate:
+    """Read and validate the template file ``path`` (bounded read). Raises ConfigError naming
+    the file and what to fix (missing, not JSON, invalid)."""
+    try:
+        data = read_json(path)
+    except OSError as exc:
+        raise ConfigError(
+            f"target_template: cannot read {path} ({exc.strerror}); fix the path (setting "
+            "target_template / EMPATH_TARGET_TEMPLATE)"
+        ) from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(f"{path}: the target template is not valid JSON ({exc})") from None
+    return parse_template(data, str(path))
+
+
+def template_of(settings: Settings) -> TargetTemplate | None:
+    """The template ``settings.target_template`` names, read and validated; None when unset.
+    Raises ConfigError when it is invalid or the target is not the bot's http(s) URL (checked
+    when a run is prepared, before any test or call)."""
+    if settings.target_template is None:
+        return None
+    if settings.target_kind != "http":
+        raise ConfigError(
+            f"target_template {settings.target_template} needs the bot's http(s) URL as the target "
+            "(setting target / EMPATH_TARGET / --target)"
+        )
+    return load_template(settings.target_template)
+
+
+# --------------------------------------------------------------------------- requests
+
+
+def fill(value: Any, values: Mapping[str, Any]) -> Any:
+    """``value`` (the template body) with every placeholder string replaced by its JSON value
+    from ``values`` (a name missing from ``values`` becomes ``null``); a new structure, the
+    template is never changed."""
+    if isinstance(value, str):
+        m = _PLACEHOLDER.match(value)
+        return values.get(m.group(1)) if m else value
+    if isinstance(value, dict):
+        return {k: fill(v, values) for k, v in value.items()}
+    if isinstance(value, list):
+        return [fill(v, values) for v in value]
+    return value
+
+
+def placeholder_values(
+    messages: Sequence[Mapping[str, Any]], conversation_id: str, session_id: str | None
+) -> dict[str, Any]:
+    """The placeholder values of one request: ``messages`` is the dialogue so far (user and
+    assistant turns, the last one the user's)."""
+    chat = [{"role": str(m.get("role")), "content": str(m.get("content") or "")} for m in messages]
+    last = next((m["content"] for m in reversed(chat) if m["role"] == "user"), "")
+    return {"message": last, "messages": chat, "conversation_id": conversation_id, "session_id": session_id}
+
+
+# --------------------------------------------------------------------------- responses
+
+
+def _present(v: Any) -> bool:
+    """False for ``null``, ``false``, ``""``, ``[]`` and ``{}`` (0 is a value)."""
+    if v is None or v is False:
+        return False
+    return not (isinstance(v, (str, list, dict)) and not v)
+
+
+class MissingPath(ValueError):
+    """A response lacks a required path (the reply, or the first response's session id)."""
+
+
+def reply_text(document: Any, template: TargetTemplate) -> str:
+    """The reply text in a parsed response. Raises MissingPath when the reply path finds
+    nothing, TypeError when it finds something other than text (``null`` counts as empty)."""
+    found = find_all(document, parse_path(template.reply_path))
+    if not found:
+        raise MissingPath(f"no reply at {template.reply_path!r}")
+    texts: list[str] = []
+    for v in found:
+        if v is None:
+            continue
+        if not isinstance(v, str):
+            raise TypeError(f"the reply at {template.reply_path!r} is {type(v).__name__}, not text")
+        texts.append(v)
+    return "\n\n".join(t for t in texts if t)
+
+
+def events_of(document: Any, template: TargetTemplate) -> list[tuple[str, dict[str, Any]]]:
+    """``(kind, detail)`` for every configured event present in a parsed response."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    for kind, path in template.events.items():
+        found = [v for v in find_all(document, parse_path(path)) if _present(v)]
+        if found:
+            value = found[0] if len(found) == 1 else found
+            out.append((kind, {"path": path, "value": value}))
+    return out
+
+
+def session_of(document: Any, template: TargetTemplate) -> str | None:
+    """The session id in a parsed response (a string or a number, as text), or None."""
+    if template.session is None:
+        return None
+    for v in find_all(document, parse_path(template.session.id_path)):
+        if isinstance(v, bool) or v is None:
+            continue
+        if isinstance(v, (str, int)) and str(v).strip():
+            return str(v)
+    return None
+
+
+__all__ = [
+    "PLACEHOLDERS",
+    "TARGET_KINDS",
+    "MissingPath",
+    "SessionSpec",
+    "TargetTemplate",
+    "events_of",
+    "fill",
+    "load_template",
+    "parse_template",
+    "placeholder_values",
+    "reply_text",
+    "session_of",
+    "template_of",
+]
