@@ -14,12 +14,12 @@ from collections.abc import Sequence
 
 from pydantic import ValidationError as ModelError
 
+from empath_gate.instrument.cues import is_voice_seed
 from empath_gate.instrument.diagnostics import did_you_mean
 from empath_gate.instrument.identity_checks import identity_conflicts
 from empath_gate.instrument.models import Dimension, Metric, Persona, Seed, SeedSelector, Suite, Waiver
 from empath_gate.instrument.problems import Origin, Problems
 from empath_gate.instrument.reading import ReadState
-from empath_gate.instrument.cues import is_voice_seed
 from empath_gate.instrument.selection import (
     assign_personas,
     of_suite_kind,

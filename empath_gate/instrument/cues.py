@@ -61,8 +61,10 @@ class Cue(Frozen):
 
     def label(self, locale: str) -> str:
         """The display label in ``locale`` (en-US when the locale has none)."""
-        labels: dict[str, str] = dict(self.labels)
-        return labels.get(locale) or labels.get("en-US") or self.token
+        for loc, text in self.labels.items():
+            if loc == locale:
+                return text
+        return self.labels.get("en-US") or self.token
 
 
 def is_voice_seed(seed_tags: Iterable[str]) -> bool:

@@ -19,8 +19,9 @@ Checks, in order, all problems collected before raising one :class:`SuiteError`:
    keys, ranges, slug ids;
 3. its entries build the pydantic models (model rules such as bands covering 1-10);
 4. cross-references: unique ids across files, metrics' dimensions, checks' pattern sets,
-   seeds' primary metrics, seeds' cue tokens (declared in cues.yaml, only in voice seeds), suites' seeds/tags/metrics/dimensions/personas (each selecting at
-   least one conversation), thresholds and waivers naming real metrics/suites/seeds/personas,
+   seeds' primary metrics, seeds' cue tokens (declared in cues.yaml, only in voice seeds),
+   suites' seeds/tags/metrics/dimensions/personas (each selecting at least one conversation),
+   thresholds and waivers naming real metrics/suites/seeds/personas,
    every threshold field resolvable, no expired waiver; seed identity (no instruction or script
    naming a person of its own, a fitting persona for every seed, fixed characters that exist).
 

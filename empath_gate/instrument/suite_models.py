@@ -62,7 +62,7 @@ class Suite(Frozen):
     max_turns: int = Field(default=8, ge=1, le=60)
     voice: bool = Field(
         default=False,
-        description="a spoken-transcript suite: selects only voice seeds, whose turns may carry declared cues",
+        description="a spoken-transcript suite: selects only voice seeds (their turns carry declared cues)",
     )
 
 
