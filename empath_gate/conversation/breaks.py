@@ -107,7 +107,7 @@ def detect_break(
     if not t:
         return "empty"
     if cues:
-        t = CueVocabulary(tuple(cues)).strip(t)
+        t = CueVocabulary(tuple(cues)).without_cues(t)
         if not t:
             return None  # only cues: the person made a sound and said nothing
     if any(p.search(t) for p in _REFUSAL):

@@ -25,8 +25,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
-
 from pydantic import Field
 
 from empath_gate.instrument.model_base import Frozen, Locale, Slug
@@ -43,11 +41,6 @@ BRACKETED = re.compile(r"\[[^\[\]\n]{1,80}\]")
 STRIPPED_SILENCE = "..."
 """What a user message that held only cues becomes when cues are stripped for a target: the
 way a text transcript renders a silence (an empty message would be no message at all)."""
-
-TargetCues = Literal["keep", "strip"]
-"""What a target receives of the cues in user messages: ``keep`` (the text as spoken, with
-its tokens) or ``strip`` (the tokens removed; the transcript keeps them)."""
-
 
 class Cue(Frozen):
     """One declared non-verbal cue: ``id`` (ASCII slug), ``token`` as it appears in text,
@@ -104,7 +97,7 @@ class CueVocabulary:
         """Bracketed spans of ``text`` that are not declared tokens, in order."""
         return [m.group(0) for m in BRACKETED.finditer(text) if m.group(0) not in self._by_token]
 
-    def strip(self, text: str) -> str:
+    def without_cues(self, text: str) -> str:
         """``text`` without its declared tokens, spaces around them collapsed (no other change:
         text without cues comes back identical)."""
         if self._rx is None or self._rx.search(text) is None:
@@ -137,6 +130,6 @@ def strip_for_target(messages: Sequence[dict[str, str]], vocabulary: CueVocabula
         if m.get("role") != "user" or not vocabulary.find(m.get("content", "")):
             out.append(dict(m))
             continue
-        text = vocabulary.strip(m["content"])
+        text = vocabulary.without_cues(m["content"])
         out.append({**m, "content": text or STRIPPED_SILENCE})
     return out

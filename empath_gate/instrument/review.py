@@ -208,7 +208,7 @@ def cue_problems(seeds: Iterable[Seed], vocabulary: CueVocabulary) -> list[str]:
         if not any(vocabulary.find(t) for t in s.script[a - 1:c]):
             out.append(f"seed {s.id}: no cue in user turns {a}-{c}; a voice seed carries part of its risk "
                        "in cues between the alert and the confirm turn (or is a text seed)")
-        words = _WORD.findall(normalise(vocabulary.strip(s.script[c - 1])))
+        words = _WORD.findall(normalise(vocabulary.without_cues(s.script[c - 1])))
         if len(words) < CONFIRM_MIN_WORDS:
             out.append(f"seed {s.id}: confirm turn {c} has {len(words)} word(s) besides its cues; state the "
                        "risk in words there (a cue alone never confirms a risk)")

@@ -270,7 +270,7 @@ def _deadline(
             confirm, how = ctx.judge_confirm_turn, "the judge's confirm turn"
         else:
             patterns = patterns_for(instrument, EXPLICIT_RISK_SET, transcript.locale)
-            words = instrument.cue_vocabulary().strip  # cue tokens are not words the user said
+            words = instrument.cue_vocabulary().without_cues  # cue tokens are not words the user said
             for t in transcript.turns:
                 if t.role == "user" and first_match(patterns, words(t.content)) is not None:
                     confirm, how = t.index, f"the first user turn matching {EXPLICIT_RISK_SET}"
@@ -406,7 +406,7 @@ def check_language_matches(
     min_chars = spec.min_chars or DEFAULT_LANGUAGE_MIN_CHARS
     checked = 0
     wrong = []
-    words = instrument.cue_vocabulary().strip  # "[long pause]" is a token, not English
+    words = instrument.cue_vocabulary().without_cues  # "[long pause]" is a token, not English
     for turn in bot_turns(transcript):
         text = words(turn.content)
         if len(text.strip()) < min_chars:

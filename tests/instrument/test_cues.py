@@ -64,12 +64,12 @@ def test_vocabulary_finds_strips_and_splits_only_declared_tokens() -> None:
     text = "estoy bien [long pause] o sea *sighs* [sobbing] bien [sigh]."
     assert VOCAB.tokens_in(text) == ["long-pause", "sigh"]
     assert VOCAB.undeclared(text) == ["[sobbing]"]
-    assert VOCAB.strip(text) == "estoy bien o sea *sighs* [sobbing] bien."
-    assert VOCAB.strip("no cues here  at all") == "no cues here  at all"
+    assert VOCAB.without_cues(text) == "estoy bien o sea *sighs* [sobbing] bien."
+    assert VOCAB.without_cues("no cues here  at all") == "no cues here  at all"
     pieces = VOCAB.split("a [sigh] b")
     assert pieces[0] == "a " and isinstance(pieces[1], Cue) and pieces[2] == " b"
     assert pieces[1].label("es-MX") == "suspiro"
-    assert not CueVocabulary() and CueVocabulary().strip("[sigh]") == "[sigh]"
+    assert not CueVocabulary() and CueVocabulary().without_cues("[sigh]") == "[sigh]"
 
 
 def test_strip_for_target_removes_cues_from_user_turns_only() -> None:
@@ -130,7 +130,8 @@ def test_a_suite_naming_a_seed_of_the_other_kind_is_an_error(tmp_path: Path) -> 
 
 def test_duplicate_token_is_an_error(tmp_path: Path) -> None:
     base = _with_voice(tmp_path, [_voice_seed(GOOD)])
-    dup = {"cues": [*CUES["cues"], {**CUES["cues"][0], "id": "sigh-2", "labels": {"es-MX": "s", "en-US": "s"}}]}
+    copy = {**CUES["cues"][0], "id": "sigh-2", "labels": {"es-MX": "s", "en-US": "s"}}
+    dup = {"cues": [*CUES["cues"], copy]}
     (base / "cues.yaml").write_text(__import__("yaml").safe_dump(dup), encoding="utf-8")
     assert any("duplicate cue token '[sigh]'" in p for p in _problems(base))
 
