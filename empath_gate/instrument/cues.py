@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+
 from pydantic import Field
 
 from empath_gate.instrument.model_base import Frozen, Locale, Slug
