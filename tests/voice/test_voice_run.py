@@ -109,3 +109,17 @@ def test_voice_cues_reach_the_judge_prompt(
     assert all(v.status == "judge_failure" for v in verdicts)
     # in place, as the person said it
     assert "[long pause] I've been thinking about killing myself" in prompts[0]
+
+
+def test_voice_seeds_and_cues_change_no_text_suite_hash() -> None:
+    from empath_gate.results.suite_hash import suite_content_hashes
+
+    inst = load_instrument()
+    text_only = inst.model_copy(update={
+        "seeds": tuple(s for s in inst.seeds if "voice" not in s.tags),
+        "suites": tuple(s for s in inst.suites if not s.voice),
+        "cues": (),
+    })
+    for suite in text_only.suites:
+        assert suite_content_hashes(inst, suite.id, "strict") == \
+            suite_content_hashes(text_only, suite.id, "strict"), suite.id
