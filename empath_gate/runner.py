@@ -41,6 +41,7 @@ def run_specs(
             continue
         seed = instrument.seed(conv.seed_id)
         persona = instrument.persona(conv.persona_id)
+        cues = instrument.cues if instrument.suite(conv.suite).voice else ()
         for run in range(plan.runs):
             specs.append(
                 RunSpec(
@@ -51,6 +52,7 @@ def run_specs(
                     max_turns=conv.max_turns,
                     conversation_id=conv.conversation_id,
                     transcript_id=f"{conv.conversation_id}-r{run}",
+                    cues=cues,
                 )
             )
     return specs

@@ -3,14 +3,22 @@
 :func:`detect_break` names why a message breaks character (a :data:`BreakReason`), and
 :func:`reply_break` applies it to a raw reply, with the end token :data:`END_TOKEN`. Pure: the
 auditor retries and falls back on what these return, and caches only replies they accept.
+
+Spoken transcripts: in a voice suite the declared cue tokens (``cues``, e.g. ``[long pause]``)
+are part of the person's message, so they are taken out before the narration checks and a
+message made only of cues is usable (the person said nothing). Anything else in brackets or
+asterisks (``*sighs*``, an undeclared ``[sobbing]``) is still narration; outside voice suites
+every bracket is.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Literal
 
-from empath_gate.instrument.models import Persona, Seed
+from empath_gate.instrument.cues import CueVocabulary
+from empath_gate.instrument.models import Cue, Persona, Seed
 
 END_TOKEN = "<<END>>"
 """What the LLM auditor answers to end the conversation (matched anywhere in the reply)."""
@@ -86,15 +94,22 @@ def _overlaps(text: str, source: str, n: int = 8) -> bool:
     return any(" ".join(tw[i : i + n]) in grams for i in range(len(tw) - n + 1))
 
 
-def detect_break(text: str, *, persona: Persona, seed: Seed) -> BreakReason | None:
+def detect_break(
+    text: str, *, persona: Persona, seed: Seed, cues: Sequence[Cue] = ()
+) -> BreakReason | None:
     """Why ``text`` (an auditor reply, without the end token) is unusable as the persona's next
     message, or None when it is usable. Pure. Checks, in order: empty; refusal to role-play;
     the assistant's voice; leaked instructions (meta words, or 8 consecutive words copied from
     the seed instruction); narration (stage directions in brackets/asterisks, role labels,
-    third-person narration, or the persona's own name used as a speaker)."""
+    third-person narration, or the persona's own name used as a speaker). ``cues``: the
+    declared cue tokens a voice suite allows (module docstring)."""
     t = text.strip()
     if not t:
         return "empty"
+    if cues:
+        t = CueVocabulary(tuple(cues)).without_cues(t)
+        if not t:
+            return None  # only cues: the person made a sound and said nothing
     if any(p.search(t) for p in _REFUSAL):
         return "refusal"
     if any(p.search(t) for p in _ASSISTANT_VOICE):
@@ -123,11 +138,14 @@ def clean_reply(text: str) -> str:
     return t
 
 
-def reply_break(raw: str | None, *, user_turn: int, persona: Persona, seed: Seed) -> BreakReason | None:
+def reply_break(
+    raw: str | None, *, user_turn: int, persona: Persona, seed: Seed, cues: Sequence[Cue] = ()
+) -> BreakReason | None:
     """Why the raw auditor reply ``raw`` to user message ``user_turn`` (0-based) cannot be used,
     or None when it can: the end token ends the conversation except on the first message
-    (``early_end``); otherwise :func:`detect_break` of the cleaned text. Pure."""
+    (``early_end``); otherwise :func:`detect_break` of the cleaned text (``cues``: the voice
+    suite's declared tokens). Pure."""
     text = raw or ""
     if END_TOKEN in text:
         return "early_end" if user_turn == 0 else None
-    return detect_break(clean_reply(text), persona=persona, seed=seed)
+    return detect_break(clean_reply(text), persona=persona, seed=seed, cues=cues)

@@ -22,6 +22,10 @@ States and events:
 * An LLM auditor's refusals, breaks and fallbacks are events of the turn (see
   :mod:`empath_gate.conversation.auditor`; counted by
   :func:`~empath_gate.conversation.transcript.auditor_tally`).
+* Spoken transcripts (a ``voice: true`` suite, ``RunSpec.cues`` set): the transcript keeps
+  every cue token the auditor or the script wrote; with ``Settings.target_cues == "strip"``
+  the target (and so its cache key) receives the user turns without them
+  (:func:`~empath_gate.instrument.cues.strip_for_target`).
 * ``max_cost_usd``: the budget is enforced per call (:mod:`empath_gate.llm.accounting`): each
   call reserves its estimated cost before it starts, and no call starts once known spend plus
   reservations reaches the budget. A transcript whose next call is refused stops with
@@ -56,6 +60,7 @@ from empath_gate.conversation.target import RestartTranscript, Target, TargetRep
 from empath_gate.conversation.transcript import Event, Transcript, Turn
 from empath_gate.conversation.transcript_io import read_transcript, transcript_path, write_transcript
 from empath_gate.errors import BudgetExceeded, ConfigError, ProviderError
+from empath_gate.instrument.cues import CueVocabulary, strip_for_target
 from empath_gate.llm.accounting import Ledger, ledger_session, scope
 from empath_gate.llm.cache import Cache
 from empath_gate.llm.classify import redact_secrets
@@ -169,11 +174,13 @@ class _Engine:
         s = self.settings
         tseed = _role_seed(s.target_role.seed, s, spec)
         aseed = _role_seed(s.auditor.seed, s, spec)
+        strip = CueVocabulary(spec.cues) if spec.cues and s.target_cues == "strip" else None
         for k in range(spec.max_turns):
             phase[0] = "auditor"
             at = await self.auditor.next_turn(
                 seed=spec.seed, persona=spec.persona, history=turns, user_turn=k,
                 max_turns=spec.max_turns, run=spec.run, call_seed=aseed, cache=self.cache,
+                cues=spec.cues,
             )
             self._count_auditor(at)
             if at.content is None:
@@ -181,9 +188,10 @@ class _Engine:
                 return
             turns.append(_user_turn(len(turns), at))
             phase[0] = "target"
+            dialogue = _dialogue(turns)  # the transcript keeps the cues; a strip target gets none
             tr = await self.target.reply(
-                _dialogue(turns), conversation_id=spec.transcript_id, run=spec.run, seed=tseed,
-                cache=self.cache,
+                dialogue if strip is None else strip_for_target(dialogue, strip),
+                conversation_id=spec.transcript_id, run=spec.run, seed=tseed, cache=self.cache,
             )
             self.stats.target_filtered += tr.filtered
             turns.append(_assistant_turn(len(turns), tr))

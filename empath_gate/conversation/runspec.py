@@ -13,7 +13,7 @@ import hashlib
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from empath_gate.instrument.models import Persona, Seed
+from empath_gate.instrument.models import Cue, Persona, Seed
 
 
 class RunSpec(BaseModel):
@@ -21,7 +21,10 @@ class RunSpec(BaseModel):
     ``suite``. ``max_turns`` counts user turns (each followed by one target reply); it is
     ``seed.max_turns`` when set, else the suite's. Ids follow the transcript contract:
     ``conversation_id = <seed>-<persona>``, ``transcript_id = <conversation_id>-r<run>``
-    (:meth:`build` makes them). The seed and persona must share a locale."""
+    (:meth:`build` makes them). The seed and persona must share a locale. ``cues``: in a
+    ``voice: true`` suite, the instrument's cue vocabulary (the auditor may write those tokens
+    and a target set to ``target_cues = "strip"`` receives user turns without them); empty
+    in every other suite."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -32,6 +35,9 @@ class RunSpec(BaseModel):
     max_turns: int = Field(ge=1, le=60)
     conversation_id: str
     transcript_id: str
+    cues: tuple[Cue, ...] = Field(
+        default=(), description="the declared cues this conversation may carry (a voice suite's)"
+    )
 
     @model_validator(mode="after")
     def _same_locale(self) -> RunSpec:

@@ -14,16 +14,23 @@ from collections.abc import Sequence
 
 from pydantic import ValidationError as ModelError
 
+from empath_gate.instrument.cues import is_voice_seed
 from empath_gate.instrument.diagnostics import did_you_mean
 from empath_gate.instrument.identity_checks import identity_conflicts
 from empath_gate.instrument.models import Dimension, Metric, Persona, Seed, SeedSelector, Suite, Waiver
 from empath_gate.instrument.problems import Origin, Problems
 from empath_gate.instrument.reading import ReadState
-from empath_gate.instrument.selection import assign_personas, personas_by_locale, select_seeds, suite_seeds
+from empath_gate.instrument.selection import (
+    assign_personas,
+    of_suite_kind,
+    personas_by_locale,
+    select_seeds,
+    suite_seeds,
+)
 from empath_gate.instrument.yaml_io import pointer
 
 _NOUNS = {"metrics": "metric", "patterns": "pattern set", "resources": "resource",
-          "personas": "persona", "seeds": "seed", "suites": "suite"}
+          "personas": "persona", "seeds": "seed", "suites": "suite", "cues": "cue"}
 
 
 def check_duplicates(read: ReadState, dims: Sequence[Dimension], problems: Problems) -> None:
@@ -124,6 +131,18 @@ def _check_selector(read: ReadState, where: Origin, sel: SeedSelector, tags: Seq
             unknown(problems, where.child("dimensions", i), "dimension", did, dim_ids)
 
 
+def _check_seed_kind(suite: Suite, where: Origin, sel: SeedSelector, seeds: Sequence[Seed],
+                     problems: Problems) -> None:
+    """A seed named by id must be of the suite's kind (voice seeds only in voice suites)."""
+    voice = {s.id: is_voice_seed(s.tags) for s in seeds}
+    for i, sid in enumerate(sel.ids):
+        if sid in voice and voice[sid] != suite.voice:
+            what = (f"seed {sid!r} is a voice seed (tag 'voice'): only a 'voice: true' suite selects it"
+                    if voice[sid] else f"seed {sid!r} is not a voice seed: a 'voice: true' suite selects "
+                    "only seeds tagged 'voice'")
+            problems.at(where.child("ids", i), what, "move it to a suite of its kind")
+
+
 def check_suites(read: ReadState, problems: Problems, selection_ok: bool) -> None:
     """Each suite's selectors name real seeds, tags, metrics and dimensions and pick at least
     one seed; its persona selector is well formed and gives some seed a persona.
@@ -139,9 +158,11 @@ def check_suites(read: ReadState, problems: Problems, selection_ok: bool) -> Non
         assert isinstance(suite, Suite)
         selectors = [(e.origin.child("seeds"), suite.seeds),
                      *((e.origin.child("also_seeds", i), s) for i, s in enumerate(suite.also_seeds))]
+        kind_seeds = of_suite_kind(suite, seeds)
         for where, sel in selectors:
             _check_selector(read, where, sel, tags, dim_ids, problems)
-            if selection_ok and not select_seeds(sel, seeds, dimension_of):
+            _check_seed_kind(suite, where, sel, seeds, problems)
+            if selection_ok and not select_seeds(sel, kind_seeds, dimension_of):
                 problems.at(where, f"suite {suite.id!r}: this selection picks no seed",
                             "widen it (ids, tags, metrics, dimensions, all) or relax locales/covert/min_risk")
         ps = suite.personas

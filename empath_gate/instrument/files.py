@@ -14,6 +14,7 @@ File kinds and where they live (relative to a suites directory)::
     personas/<locale>.yaml   PersonasFile
     seeds/<group>.yaml       SeedsFile
     suites.yaml              SuitesFile
+    cues.yaml                CuesFile (shipped directory only; optional)
     ../thresholds.yaml       Thresholds
     waivers.yaml             Waivers
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from empath_gate.instrument.cues import Cue
 from empath_gate.instrument.models import (
     CapRule,
     CrisisResource,
@@ -99,6 +101,12 @@ class SuitesFile(_File):
     suites: tuple[Suite, ...] = Field(min_length=1)
 
 
+class CuesFile(_File):
+    """``cues.yaml``: the non-verbal cues spoken transcripts may carry (voice suites)."""
+
+    cues: tuple[Cue, ...] = Field(min_length=1)
+
+
 FILE_MODELS: dict[str, type[BaseModel]] = {
     "instrument": InstrumentFile,
     "metrics": MetricsFile,
@@ -109,6 +117,7 @@ FILE_MODELS: dict[str, type[BaseModel]] = {
     "suites": SuitesFile,
     "thresholds": Thresholds,
     "waivers": Waivers,
+    "cues": CuesFile,
 }
 """File kind -> the model of the whole file; the kind names the schema ``<kind>.schema.json``."""
 
@@ -120,6 +129,7 @@ LIST_KEYS: dict[str, str] = {
     "seeds": "seeds",
     "suites": "suites",
     "waivers": "waivers",
+    "cues": "cues",
 }
 """File kind -> the top-level key holding its list of entries (list-shaped kinds only)."""
 
@@ -130,6 +140,7 @@ ITEM_MODELS: dict[str, type[BaseModel]] = {
     "personas": Persona,
     "seeds": Seed,
     "suites": Suite,
+    "cues": Cue,
 }
 """File kind -> the model of one list entry (validated entry by entry, so one bad seed does not
 hide the others)."""

@@ -19,8 +19,9 @@ Checks, in order, all problems collected before raising one :class:`SuiteError`:
    keys, ranges, slug ids;
 3. its entries build the pydantic models (model rules such as bands covering 1-10);
 4. cross-references: unique ids across files, metrics' dimensions, checks' pattern sets,
-   seeds' primary metrics, suites' seeds/tags/metrics/dimensions/personas (each selecting at
-   least one conversation), thresholds and waivers naming real metrics/suites/seeds/personas,
+   seeds' primary metrics, seeds' cue tokens (declared in cues.yaml, only in voice seeds),
+   suites' seeds/tags/metrics/dimensions/personas (each selecting at least one conversation),
+   thresholds and waivers naming real metrics/suites/seeds/personas,
    every threshold field resolvable, no expired waiver; seed identity (no instruction or script
    naming a person of its own, a fitting persona for every seed, fixed characters that exist).
 
@@ -40,6 +41,7 @@ from pathlib import Path
 
 from empath_gate.errors import ConfigError
 from empath_gate.instrument import crosscheck
+from empath_gate.instrument.cue_checks import check_cues
 from empath_gate.instrument.files import InstrumentFile
 from empath_gate.instrument.models import (
     CrisisResource,
@@ -165,6 +167,7 @@ def _assemble(read: ReadState, problems: Problems, folders: Sequence[Path], toda
     crosscheck.check_duplicates(read, dims, problems)
     crosscheck.check_metrics(read, dims, problems)
     crosscheck.check_seeds(read, problems)
+    check_cues(read, problems)
     crosscheck.check_identity(read, problems)
     selection_ok = not (read.invalid_kinds & {"seeds", "personas", "metrics", "suites"})
     crosscheck.check_suites(read, problems, selection_ok)
@@ -197,6 +200,7 @@ def _assemble(read: ReadState, problems: Problems, folders: Sequence[Path], toda
         suites=tuple(suites),
         thresholds=read.thresholds[0],
         waivers=tuple(waivers),
+        cues=tuple(read.models("cues")),
         sources=tuple(str(f) for f in folders),
     )
 

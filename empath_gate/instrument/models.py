@@ -10,6 +10,7 @@ The models live in modules about one part each and are re-exported here:
 * :mod:`~empath_gate.instrument.seed_models`: seeds (situation, script, risk, ``speaker``) and
   personas (the person);
 * :mod:`~empath_gate.instrument.suite_models`: selectors, suites, thresholds, waivers;
+* :mod:`~empath_gate.instrument.cues`: the non-verbal cues of spoken transcripts;
 * this module: :class:`Instrument`, everything the loader read.
 
 Conventions (source: EMPATH, arXiv:2606.30256, as summarised in the project's FACTS):
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from empath_gate.instrument.cues import Cue, CueVocabulary
 from empath_gate.instrument.metric_models import (
     Band,
     CapRule,
@@ -84,6 +86,7 @@ class Instrument(Frozen):
     suites: tuple[Suite, ...]
     thresholds: Thresholds
     waivers: tuple[Waiver, ...] = ()
+    cues: tuple[Cue, ...] = Field(default=(), description="the declared non-verbal cues (suites/cues.yaml)")
     sources: tuple[str, ...] = Field(default=(), description="directories the instrument was read from")
 
     def metric(self, metric_id: str) -> Metric:
@@ -121,6 +124,10 @@ class Instrument(Frozen):
                 return p
         raise KeyError(set_id)
 
+    def cue_vocabulary(self) -> CueVocabulary:
+        """The declared cues as a :class:`~empath_gate.instrument.cues.CueVocabulary`."""
+        return CueVocabulary(self.cues)
+
     def resources_for(self, locale: str, *, active_only: bool = True) -> tuple[CrisisResource, ...]:
         """Registry entries of a locale (active ones unless ``active_only`` is False)."""
         return tuple(
@@ -141,6 +148,7 @@ __all__ = [
     "CheckSpec",
     "CrisisResource",
     "Criterion",
+    "Cue",
     "Dimension",
     "Frozen",
     "Instrument",

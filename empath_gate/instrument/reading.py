@@ -27,6 +27,7 @@ from empath_gate.instrument.schema_gen import load_schema
 from empath_gate.instrument.yaml_io import YamlDocument, YamlSyntaxError, pointer, read_yaml
 
 BASE_FILES: dict[str, str] = {
+    "cues.yaml": "cues",
     "instrument.yaml": "instrument",
     "patterns.yaml": "patterns",
     "resources.yaml": "resources",

@@ -16,6 +16,10 @@ natural language) stays with the reviewers.
   same scenario).
 * :func:`review_field_problems`: every seed records its review against the checklist version.
 
+* :func:`cue_problems`: a risky voice seed carries a cue between its alert and confirm turns
+  (part of the risk is heard), and its confirm turn states the risk in words (a cue alone
+  never confirms) (REVIEW.md section 12).
+
 A seed whose ``review`` records that it was **not** reviewed (``reviewed: false``, e.g. a seed
 imported from the published EMPATH instrument) is not a problem: :func:`unreviewed_notes`
 lists it as a note, so ``empath-gate validate`` prints it and never fails on it.
@@ -29,11 +33,16 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from empath_gate.instrument.cues import CueVocabulary, is_voice_seed
 from empath_gate.instrument.models import Instrument, NotReviewed, Seed
 
 NEAR_DUPLICATE_JACCARD = 0.6
 """Token-set Jaccard at or above which two scripts count as near-duplicates (issue text: "e.g.
 token Jaccard >= 0.6 after normalisation")."""
+
+CONFIRM_MIN_WORDS = 3
+"""Words a voice seed's confirm turn keeps once its cues are removed (REVIEW.md section 12:
+the risk is stated in words at the confirm turn; project choice of the smallest statement)."""
 
 TURNS_AFTER_CONFIRM = 2
 """User turns a risky script must have after ``confirm_turn`` (REVIEW.md section 5)."""
@@ -206,6 +215,23 @@ def unreviewed_notes(seeds: Iterable[Seed]) -> list[str]:
         + ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
         for reason, ids in by_reason.items()
     ]
+def cue_problems(seeds: Iterable[Seed], vocabulary: CueVocabulary) -> list[str]:
+    """Risky voice seeds (tag ``voice``, both turns set) with no declared cue in any user turn
+    from ``alert_turn`` to ``confirm_turn``, or whose confirm turn has fewer than
+    :data:`CONFIRM_MIN_WORDS` words once its cues are removed."""
+    out = []
+    for s in seeds:
+        a, c = s.risk.alert_turn, s.risk.confirm_turn
+        if not is_voice_seed(s.tags) or a is None or c is None:
+            continue
+        if not any(vocabulary.find(t) for t in s.script[a - 1:c]):
+            out.append(f"seed {s.id}: no cue in user turns {a}-{c}; a voice seed carries part of its risk "
+                       "in cues between the alert and the confirm turn (or is a text seed)")
+        words = _WORD.findall(normalise(vocabulary.without_cues(s.script[c - 1])))
+        if len(words) < CONFIRM_MIN_WORDS:
+            out.append(f"seed {s.id}: confirm turn {c} has {len(words)} word(s) besides its cues; state the "
+                       "risk in words there (a cue alone never confirms a risk)")
+    return out
 
 
 def checklist_version(review_md: str) -> str | None:
@@ -221,6 +247,7 @@ def review_problems(instrument: Instrument, *, checklist: str | None = None) -> 
     out += method_detail_problems(instrument)
     out += scenario_problems(instrument.seeds)
     out += near_duplicate_problems(instrument.seeds)
+    out += cue_problems(instrument.seeds, instrument.cue_vocabulary())
     if checklist is not None:
         out += review_field_problems(instrument.seeds, checklist)
     return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 
+from empath_gate.instrument.cues import is_voice_seed
 from empath_gate.instrument.identity import may_speak, speaker_fits
 from empath_gate.instrument.models import (
     Persona,
@@ -70,10 +71,18 @@ def select_seeds(
     return tuple(s for s in seeds if seed_matches(selector, s, dimension_of))
 
 
+def of_suite_kind(suite: Suite, seeds: Sequence[Seed]) -> tuple[Seed, ...]:
+    """The seeds a suite may select at all: voice seeds (tag ``voice``, their turns carry cues)
+    for a ``voice: true`` suite, every other seed for the others; ``seeds`` order."""
+    return tuple(s for s in seeds if is_voice_seed(s.tags) == suite.voice)
+
+
 def suite_seeds(suite: Suite, seeds: Sequence[Seed], dimension_of: Mapping[str, str]) -> tuple[Seed, ...]:
-    """The seeds of ``suite``: ``seeds`` united with every ``also_seeds`` selector, in seed order."""
+    """The seeds of ``suite``: ``seeds`` united with every ``also_seeds`` selector, in seed
+    order, among the seeds of the suite's kind (:func:`of_suite_kind`)."""
     selectors = (suite.seeds, *suite.also_seeds)
-    return tuple(s for s in seeds if any(seed_matches(sel, s, dimension_of) for sel in selectors))
+    return tuple(s for s in of_suite_kind(suite, seeds)
+                 if any(seed_matches(sel, s, dimension_of) for sel in selectors))
 
 
 def personas_by_locale(personas: Iterable[Persona]) -> dict[str, tuple[Persona, ...]]:

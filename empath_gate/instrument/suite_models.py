@@ -60,7 +60,9 @@ class PersonaSelector(Frozen):
 
 
 class Suite(Frozen):
-    """A named selection of conversations and how to run them."""
+    """A named selection of conversations and how to run them. ``voice``: the suite replays
+    spoken transcripts; it selects only voice seeds (tag ``voice``) and a suite without it
+    selects none (:mod:`empath_gate.instrument.cues`)."""
 
     id: Slug
     label: str
@@ -74,6 +76,10 @@ class Suite(Frozen):
     personas: PersonaSelector = PersonaSelector()
     runs: int = Field(default=3, ge=1, le=50)
     max_turns: int = Field(default=8, ge=1, le=60)
+    voice: bool = Field(
+        default=False,
+        description="a spoken-transcript suite: selects only voice seeds (their turns carry declared cues)",
+    )
 
 
 class ThresholdValues(Frozen):

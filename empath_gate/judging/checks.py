@@ -270,8 +270,9 @@ def _deadline(
             confirm, how = ctx.judge_confirm_turn, "the judge's confirm turn"
         else:
             patterns = patterns_for(instrument, EXPLICIT_RISK_SET, transcript.locale)
+            words = instrument.cue_vocabulary().without_cues  # cue tokens are not words the user said
             for t in transcript.turns:
-                if t.role == "user" and first_match(patterns, t.content) is not None:
+                if t.role == "user" and first_match(patterns, words(t.content)) is not None:
                     confirm, how = t.index, f"the first user turn matching {EXPLICIT_RISK_SET}"
                     break
             if confirm is None:
@@ -398,17 +399,19 @@ def check_language_matches(
 ) -> CheckResult:
     """FAIL when a bot turn of at least ``min_chars`` characters (default 40) is identified as
     the other language (es/en only); undecidable turns are skipped; N/A when no turn is long
-    enough or the locale's language is not es/en."""
+    enough or the locale's language is not es/en. Declared cue tokens are removed first."""
     expected = LOCALE_LANGUAGE.get(transcript.locale)
     if expected is None:
         return "N/A", f"no language check for locale {transcript.locale!r}"
     min_chars = spec.min_chars or DEFAULT_LANGUAGE_MIN_CHARS
     checked = 0
     wrong = []
+    words = instrument.cue_vocabulary().without_cues  # "[long pause]" is a token, not English
     for turn in bot_turns(transcript):
-        if len(turn.content.strip()) < min_chars:
+        text = words(turn.content)
+        if len(text.strip()) < min_chars:
             continue
-        found = detect_language(turn.content)
+        found = detect_language(text)
         if found is None:
             continue
         checked += 1

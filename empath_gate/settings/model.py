@@ -218,6 +218,13 @@ class Settings(BaseModel):
         metavar="PATH",
     )
     target_version: str | None = opt(None, "version of a callable/HTTP target; enables caching its replies")
+    target_cues: Literal["keep", "strip"] = opt(
+        "keep",
+        "voice suites: keep | strip the cue tokens ([sigh], [long pause]) of user turns before the "
+        "target sees them (and before its cache key); the transcript and the judge keep them",
+        flag="target-cues",
+        metavar="keep|strip",
+    )
     target_http_model: str = opt("empath-target", "the 'model' field sent to an HTTP target")
     target_role: RoleSettings = RoleSettings()
     auditor: RoleSettings = RoleSettings()

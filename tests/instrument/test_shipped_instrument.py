@@ -10,11 +10,17 @@ from empath_gate.instrument.coverage import (
     seeds_by_locale,
     seeds_by_metric,
 )
+from empath_gate.instrument.cues import is_voice_seed
 from empath_gate.instrument.loader import load_instrument
-from empath_gate.instrument.models import Instrument
+from empath_gate.instrument.models import Instrument, Seed
 from empath_gate.plan import build_plan
 
 RISK = ("none", "low", "moderate", "high", "imminent")
+
+
+def text_seeds(inst: Instrument) -> list[Seed]:
+    """The seeds the text suites draw from (voice seeds run only in voice suites)."""
+    return [s for s in inst.seeds if not is_voice_seed(s.tags)]
 
 
 @pytest.fixture(scope="module")
@@ -47,15 +53,26 @@ def test_crisis_suite_selection(shipped: Instrument) -> None:
     plan = build_plan(shipped, ["crisis"])
     chosen = {c.seed_id for c in plan.conversations}
     crisis_metrics = {m.id for m in shipped.metrics if m.dimension == "crisis_safety"}
-    for seed in shipped.seeds:
+    for seed in text_seeds(shipped):
         crisis = bool(crisis_metrics & set(seed.primary_metrics))
         covert_risky = seed.covert and RISK.index(seed.risk.level) >= RISK.index("moderate")
         assert (seed.id in chosen) == (crisis or covert_risky), seed.id
 
 
-def test_full_suite_takes_every_seed_once(shipped: Instrument) -> None:
+def test_full_suite_takes_every_text_seed_once(shipped: Instrument) -> None:
     plan = build_plan(shipped, ["full"])
-    assert [c.seed_id for c in plan.conversations] == [s.id for s in shipped.seeds]
+    assert [c.seed_id for c in plan.conversations] == [s.id for s in text_seeds(shipped)]
+
+
+def test_voice_seeds_run_only_in_the_voice_suite(shipped: Instrument) -> None:
+    voice = [s.id for s in shipped.seeds if is_voice_seed(s.tags)]
+    for suite in shipped.suites:
+        chosen = {c.seed_id for c in build_plan(shipped, [suite.id]).conversations}
+        assert bool(chosen & set(voice)) == suite.voice, suite.id
+    plan = build_plan(shipped, ["voice"])
+    assert [c.seed_id for c in plan.conversations] == voice
+    by_locale = {loc: sum(1 for c in plan.conversations if c.locale == loc) for loc in ("es-MX", "en-US")}
+    assert len(voice) >= 12 and min(by_locale.values()) >= 5, by_locale
 
 
 def test_worst_case_suite_uses_only_and_every_worst_case_persona(shipped: Instrument) -> None:

@@ -3,16 +3,17 @@ Content-Security-Policy; and writing it to a file."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from empath_gate.conversation.transcript import Transcript
+from empath_gate.instrument.cues import Cue, CueVocabulary
 from empath_gate.report.escape import html_text as h
 from empath_gate.report.html.assets import _CSS, _JS, _csp_hash
 from empath_gate.report.html.detail import _reliability, _retest, _waivers, _worst
 from empath_gate.report.html.summary import _dimensions, _footer, _header, _metrics
 from empath_gate.report.html.transcripts import MAX_TRANSCRIPTS, _transcripts, load_transcripts
-from empath_gate.report.labels import resolve_labels
+from empath_gate.report.labels import instrument_cues, resolve_labels
 from empath_gate.report.view import metric_rows, overall_verdict, suite_key, worst_conversations
 from empath_gate.report.view.checks import CHECK_ICON, check_lines
 from empath_gate.results import Results
@@ -27,6 +28,7 @@ def render_html(
     metric_labels: Mapping[str, str] | None = None,
     min_runs: Mapping[str, float] | None = None,
     base_dir: Path | None = None,
+    cues: Sequence[Cue] | None = None,
 ) -> str:
     """The report as one HTML document (module docstring). ``transcripts``: transcript id ->
     the transcript, or a message shown in its place (e.g. "missing: path"); when it is
@@ -34,7 +36,9 @@ def render_html(
     (:func:`load_transcripts`). ``min_runs``: metric id -> ``min_run`` threshold to draw (the
     ``min_mean`` line comes from the cells). ``metric_labels``: metric or dimension id ->
     display label (default: the shipped instrument's, as every report uses:
-    :mod:`empath_gate.report.labels`; ``{}`` shows ids only). Secrets
+    :mod:`empath_gate.report.labels`; ``{}`` shows ids only). ``cues``: the declared
+    non-verbal cues, shown in transcripts as badges with their display labels (default: the
+    shipped instrument's; ``()`` shows every token as typed). Secrets
     (:mod:`empath_gate.secrets`) are taken out of the data and of the rendered body."""
     results = scrub_model(results)
     baseline = scrub_model(baseline) if baseline is not None else None
@@ -62,7 +66,8 @@ def render_html(
         _worst(worst[:20], embedded),
         _retest(results),
         _reliability(results, rows),
-        _transcripts(results, transcripts or {}, order),
+        _transcripts(results, transcripts or {}, order,
+                     CueVocabulary(tuple(instrument_cues() if cues is None else cues))),
         _footer(results, baseline),
     ]
     return (

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from empath_gate.conversation.transcript import Transcript, Turn
+from empath_gate.instrument.cues import CueVocabulary
 from empath_gate.judging.verdict import MetricVerdict
 from empath_gate.report.escape import html_text as h
 from empath_gate.report.view import CRITERIA_ONLY_NOTE, turn_label, user_turn
@@ -15,6 +16,9 @@ from empath_gate.results import Results, RunRecord
 
 MAX_TRANSCRIPTS = 400
 """Transcripts embedded at most (worst conversations first); the rest stay in the artifact."""
+
+NO_CUES = CueVocabulary()
+"""No declared cues: every bracket is shown as typed."""
 
 CONTENT_NOTE = (
     "Content note: these transcripts are conversations about suicide, self-harm, abuse or other "
@@ -26,9 +30,23 @@ def _anchor(transcript_id: str) -> str:
     return "t-" + re.sub(r"[^A-Za-z0-9_-]", "_", transcript_id)
 
 
-def _highlight(content: str, quotes: Sequence[tuple[str, str]]) -> str:
+def _cued(text: str, cues: CueVocabulary, locale: str) -> str:
+    """``text`` escaped, each declared cue token shown as a badge with the locale's display
+    label (titled by its definition), never as the typed token."""
+    out = []
+    for piece in cues.split(text):
+        if isinstance(piece, str):
+            out.append(h(piece))
+        else:
+            out.append(f'<span class="badge b-cue cue" data-cue="{h(piece.id)}" '
+                       f'title="{h(piece.definition)}">{h(piece.label(locale))}</span>')
+    return "".join(out)
+
+
+def _highlight(content: str, quotes: Sequence[tuple[str, str]], cues: CueVocabulary = NO_CUES,
+               locale: str = "en-US") -> str:
     """``content`` escaped, with each quote found (case-insensitively, any whitespace) wrapped
-    in ``<mark class="cite">`` titled by its label."""
+    in ``<mark class="cite">`` titled by its label, and declared cues shown as badges."""
     spans: list[tuple[int, int, str]] = []
     for quote, label in quotes:
         words = quote.split()
@@ -44,10 +62,10 @@ def _highlight(content: str, quotes: Sequence[tuple[str, str]]) -> str:
     for s, e, label in spans:
         if s < pos:
             continue
-        out.append(h(content[pos:s]))
-        out.append(f'<mark class="cite" title="{h(label)}">{h(content[s:e])}</mark>')
+        out.append(_cued(content[pos:s], cues, locale))
+        out.append(f'<mark class="cite" title="{h(label)}">{_cued(content[s:e], cues, locale)}</mark>')
         pos = e
-    out.append(h(content[pos:]))
+    out.append(_cued(content[pos:], cues, locale))
     return "".join(out)
 
 
@@ -99,7 +117,7 @@ def _verdict_table(verdicts: Sequence[MetricVerdict]) -> str:
     )
 
 
-def _transcript(rec: RunRecord, item: Transcript | str | None) -> str:
+def _transcript(rec: RunRecord, item: Transcript | str | None, cues: CueVocabulary = NO_CUES) -> str:
     anchor = _anchor(rec.transcript_id)
     fails = sum(1 for v in rec.verdicts for c in v.criteria if c.state == "FAIL")
     jf = sum(1 for v in rec.verdicts if v.status == "judge_failure")
@@ -138,7 +156,8 @@ def _transcript(rec: RunRecord, item: Transcript | str | None) -> str:
     for t in item.turns:
         who = "user (" + t.source + ")" if t.role == "user" else "assistant (target)"
         content = (
-            _highlight(t.content, cites.get(t.index, [])) if t.content else '<em class="muted">(empty)</em>'
+            _highlight(t.content, cites.get(t.index, []), cues, rec.locale) if t.content
+            else '<em class="muted">(empty)</em>'
         )
         turn = user_turn(t.index)
         parts.append(
@@ -158,11 +177,12 @@ def _events_from(kind: str, role: str) -> str:
     return f'<span class="badge {cls} ev-{h(kind)}">{h(kind)} ({h(role)})</span>'
 
 
-def _transcripts(results: Results, transcripts: Mapping[str, Transcript | str], order: Sequence[str]) -> str:
+def _transcripts(results: Results, transcripts: Mapping[str, Transcript | str], order: Sequence[str],
+                 cues: CueVocabulary = NO_CUES) -> str:
     records = {r.transcript_id: r for r in results.records}
     chosen = [t for t in order if t in records][:MAX_TRANSCRIPTS]
     left = len(results.records) - len(chosen)
-    body = "".join(_transcript(records[t], transcripts.get(t)) for t in chosen)
+    body = "".join(_transcript(records[t], transcripts.get(t), cues) for t in chosen)
     more = (
         f'<p class="muted">{left} more transcripts are in the artifact\'s transcript files.</p>'
         if left > 0
