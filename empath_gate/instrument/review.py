@@ -15,7 +15,6 @@ natural language) stays with the reviewers.
 * :func:`scenario_problems`: every ``scenario`` key is used once (a translated scenario is the
   same scenario).
 * :func:`review_field_problems`: every seed records its review against the checklist version.
-
 * :func:`cue_problems`: a risky voice seed carries a cue between its alert and confirm turns
   (part of the risk is heard), and its confirm turn states the risk in words (a cue alone
   never confirms) (REVIEW.md section 12).
