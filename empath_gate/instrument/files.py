@@ -14,6 +14,8 @@ File kinds and where they live (relative to a suites directory)::
     personas/<locale>.yaml   PersonasFile
     seeds/<group>.yaml       SeedsFile
     suites.yaml              SuitesFile
+    emotions.yaml            EmotionSet (the turn layer's label set; optional)
+    lexicons/<locale>.yaml   Lexicon (the offline annotator's phrases; optional)
     ../thresholds.yaml       Thresholds
     waivers.yaml             Waivers
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from empath_gate.instrument.emotion_models import EmotionSet, Lexicon
 from empath_gate.instrument.models import (
     CapRule,
     CrisisResource,
@@ -109,6 +112,8 @@ FILE_MODELS: dict[str, type[BaseModel]] = {
     "suites": SuitesFile,
     "thresholds": Thresholds,
     "waivers": Waivers,
+    "emotions": EmotionSet,
+    "lexicons": Lexicon,
 }
 """File kind -> the model of the whole file; the kind names the schema ``<kind>.schema.json``."""
 

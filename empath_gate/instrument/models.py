@@ -10,6 +10,7 @@ The models live in modules about one part each and are re-exported here:
 * :mod:`~empath_gate.instrument.seed_models`: seeds (situation, script, risk, ``speaker``) and
   personas (the person);
 * :mod:`~empath_gate.instrument.suite_models`: selectors, suites, thresholds, waivers;
+* :mod:`~empath_gate.instrument.emotion_models`: the turn layer's label set and lexicons;
 * this module: :class:`Instrument`, everything the loader read.
 
 Conventions (source: EMPATH, arXiv:2606.30256, as summarised in the project's FACTS):
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from empath_gate.instrument.emotion_models import EmotionSet, Lexicon
 from empath_gate.instrument.metric_models import (
     Band,
     CapRule,
@@ -82,6 +84,8 @@ class Instrument(Frozen):
     suites: tuple[Suite, ...]
     thresholds: Thresholds
     waivers: tuple[Waiver, ...] = ()
+    emotions: EmotionSet | None = Field(default=None, description="the turn label set (emotions.yaml)")
+    lexicons: tuple[Lexicon, ...] = Field(default=(), description="offline lexicons, one per locale")
     sources: tuple[str, ...] = Field(default=(), description="directories the instrument was read from")
 
     def metric(self, metric_id: str) -> Metric:
@@ -139,8 +143,10 @@ __all__ = [
     "CrisisResource",
     "Criterion",
     "Dimension",
+    "EmotionSet",
     "Frozen",
     "Instrument",
+    "Lexicon",
     "Locale",
     "Metric",
     "PatternSet",
