@@ -96,48 +96,61 @@ class Matcher:
     overlap); :func:`resolve` keeps the non-overlapping ones."""
 
     def __init__(self, phrases: Iterable[Phrase]) -> None:
-        self._single: dict[str, list[Phrase]] = {}
-        self._pair: dict[tuple[str, str], list[Phrase]] = {}
-        self._loose: dict[str, list[Phrase]] = {}
+        # first word -> (one-word phrases, second word -> phrases, phrases whose second word is a *)
+        self._first: dict[str, tuple[list[Phrase], dict[str, list[Phrase]], list[Phrase]]] = {}
         self._prefix: dict[str, list[Phrase]] = {}
         for p in phrases:
             if p.prefix[0]:
                 self._prefix.setdefault(p.words[0][:PREFIX_KEY], []).append(p)
-            elif len(p.words) == 1:
-                self._single.setdefault(p.words[0], []).append(p)
+                continue
+            singles, pairs, loose = self._first.setdefault(p.words[0], ([], {}, []))
+            if len(p.words) == 1:
+                singles.append(p)
             elif not p.prefix[1]:
-                self._pair.setdefault((p.words[0], p.words[1]), []).append(p)
+                pairs.setdefault(p.words[1], []).append(p)
             else:
-                self._loose.setdefault(p.words[0], []).append(p)
-        for table in (self._single, self._pair, self._loose, self._prefix):
-            for key in table:
-                table[key].sort(key=lambda p: -len(p.words))  # type: ignore[index]
+                loose.append(p)
+        for singles, pairs, loose in self._first.values():
+            for group in (singles, loose, *pairs.values()):
+                group.sort(key=lambda p: -len(p.words))
+        for group in self._prefix.values():
+            group.sort(key=lambda p: -len(p.words))
 
     def find(self, toks: Sequence[str]) -> list[Hit]:
         """Every phrase occurrence in ``toks`` (tokens from :func:`tokens`), by start, longest
         first at each start."""
         hits: list[Hit] = []
         n = len(toks)
-        empty: list[Phrase] = []
+        first = self._first
+        prefix = self._prefix
         for i, tok in enumerate(toks):
-            groups = (
-                self._pair.get((tok, toks[i + 1]), empty) if i + 1 < n else empty,
-                self._single.get(tok, empty),
-                self._loose.get(tok, empty),
-                self._prefix.get(tok[:PREFIX_KEY], empty) if len(tok) >= PREFIX_KEY else empty,
-            )
-            for group in groups:
-                for p in group:
-                    k = len(p.words)
-                    if i + k > n:
-                        continue
-                    if (k == 1 and not p.prefix[0]) or all(
-                        (toks[i + j].startswith(w) if star else toks[i + j] == w)
-                        for j, (w, star) in enumerate(zip(p.words, p.prefix, strict=True))
-                    ):
-                        hits.append(Hit(i, i + k, p))
+            entry = first.get(tok)
+            if entry is not None:
+                singles, pairs, loose = entry
+                if i + 1 < n:
+                    for p in pairs.get(toks[i + 1], ()):
+                        if self._matches(p, toks, i):
+                            hits.append(Hit(i, i + len(p.words), p))
+                    for p in loose:
+                        if self._matches(p, toks, i):
+                            hits.append(Hit(i, i + len(p.words), p))
+                for p in singles:
+                    hits.append(Hit(i, i + 1, p))
+            if len(tok) >= PREFIX_KEY:
+                for p in prefix.get(tok[:PREFIX_KEY], ()):
+                    if self._matches(p, toks, i):
+                        hits.append(Hit(i, i + len(p.words), p))
         hits.sort(key=lambda h: (h.start, -(h.end - h.start)))
         return hits
+
+    @staticmethod
+    def _matches(p: Phrase, toks: Sequence[str], i: int) -> bool:
+        if i + len(p.words) > len(toks):
+            return False
+        return all(
+            (toks[i + j].startswith(w) if star else toks[i + j] == w)
+            for j, (w, star) in enumerate(zip(p.words, p.prefix, strict=True))
+        )
 
 
 def resolve(hits: Iterable[Hit]) -> list[Hit]:

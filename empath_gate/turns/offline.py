@@ -38,8 +38,8 @@ sientes?" asks); ``other`` when nothing fires.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from empath_gate.instrument.models import LOCALES, Instrument, Lexicon
@@ -222,7 +222,7 @@ def _clamp(v: float) -> float:
 def _user_label(i: int, turn: DialogueTurn, ctx: _Context) -> TurnLabel:
     scan = _scan(turn.text, ctx.matcher, "user")
     ev = _evidence(scan, ctx.valences)
-    risk = any(p.search(turn.text) for p in ctx.risk)
+    risk = ctx.risk.search(turn.text) is not None
     if risk:
         ev.add("hopelessness", RISK_WEIGHT)
     emotional = {k: w for k, w in ev.weight.items() if k != "neutral" and w > 0}
@@ -251,14 +251,22 @@ def _strategy(scan: _Scan, text: str, gives_resource: bool) -> str:
     return next(s for s in STRATEGY_PRIORITY if s in fired or s == "other")
 
 
-def _bot_label(i: int, turn: DialogueTurn, ctx: _Context) -> TurnLabel:
+def _gives_resource(i: int, text: str, ctx: _Context) -> bool:
+    """Whether bot turn ``i`` gives a crisis resource of the registry (a number, URL or texting
+    keyword: :func:`~empath_gate.judging.checks.resources_in_turn`)."""
+    if not _may_give_resource(text, ctx):
+        return False
     from empath_gate.conversation.transcript import Turn
     from empath_gate.judging.checks import resources_in_turn
 
+    turn = Turn(index=i, role="assistant", content=text, source="target")
+    return bool(resources_in_turn(turn, ctx.instrument))
+
+
+def _bot_label(i: int, turn: DialogueTurn, ctx: _Context) -> TurnLabel:
     scan = _scan(turn.text, ctx.matcher, "bot")
     ev = _evidence(scan, ctx.valences)
-    gives = bool(resources_in_turn(Turn(index=i, role="assistant", content=turn.text, source="target"),
-                                   ctx.instrument))
+    gives = _gives_resource(i, turn.text, ctx)
     if gives:
         ev.add("concern", HIT_WEIGHT)
     concern, warmth = ev.weight.get("concern", 0.0), ev.weight.get("warmth_care", 0.0)
@@ -281,7 +289,24 @@ class _Context:
     locale: str
     matcher: Matcher
     valences: dict[str, float]
-    risk: Sequence[re.Pattern[str]]
+    risk: re.Pattern[str]
+    keywords: tuple[str, ...]
+
+
+_RESOURCE_HINT = re.compile(r"\d|www|https?:|\.(?:org|gov|mx|com|net)\b", re.IGNORECASE)
+
+
+def _may_give_resource(text: str, ctx: _Context) -> bool:
+    """False when ``text`` cannot give a registry resource: no digit, no web address and none of
+    the registry's texting keywords (the full check, :func:`resources_in_turn`, costs more)."""
+    return _RESOURCE_HINT.search(text) is not None or any(k in text for k in ctx.keywords)
+
+
+@functools.lru_cache(maxsize=16)
+def _one_pattern(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """The instrument's risk patterns as one alternation (one search per turn instead of one per
+    pattern; the same matches: a turn matches when any pattern does)."""
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
 
 
 def resolve_locale(dialogue: Dialogue) -> tuple[str, str]:
@@ -331,7 +356,8 @@ def annotate(dialogue: Dialogue, instrument: Instrument | None = None) -> Annota
     ctx = _Context(
         instrument=inst, locale=locale, matcher=_compiled(lexicon(locale, inst)),
         valences={lab.id: lab.valence for lab in (*ls.user_labels, *ls.bot_labels)},
-        risk=patterns_for(inst, "explicit_risk", locale),
+        risk=_one_pattern(tuple(p.pattern for p in patterns_for(inst, "explicit_risk", locale))),
+        keywords=tuple(r.keyword for r in inst.resources if r.keyword),
     )
     labels = tuple(
         _user_label(i, t, ctx) if t.role == "user" else _bot_label(i, t, ctx)
