@@ -142,3 +142,23 @@ def test_locale_given_detected_or_assumed() -> None:
 def test_deterministic() -> None:
     turns = (("user", "estoy muy triste y enojada"), ("assistant", "Lo siento mucho. ¿Qué pasó?"))
     assert _run("es-MX", *turns) == _run("es-MX", *turns)
+
+
+def test_the_joined_risk_matcher_agrees_with_the_instruments_patterns() -> None:
+    from empath_gate.judging.checks import patterns_for
+    from empath_gate.turns.labelset import shipped_instrument
+    from empath_gate.turns.offline import _one_pattern
+
+    inst = shipped_instrument()
+    texts = {
+        "es-MX": ["Quiero MATARME", "ya no quiero vivir", "me muero de risa", "Tengo un plan para suicidarme",
+                  "Estoy cansada", "ME ESTOY CORTANDO otra vez", "me corto el pelo"],
+        "en-US": ["I WANT TO KILL MYSELF", "I'm so tired of everything", "I wish I were dead",
+                  "dying to see it", "I've been cutting my arms", "cutting back on sugar", "Better off without me"],
+    }
+    for loc, items in texts.items():
+        patterns = patterns_for(inst, "explicit_risk", loc)
+        joined = _one_pattern(tuple(p.pattern for p in patterns))
+        got = [joined.search(t) for t in items]
+        assert got == [any(p.search(t) for p in patterns) for t in items]
+        assert any(got) and not all(got)
