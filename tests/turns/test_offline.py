@@ -154,7 +154,8 @@ def test_the_joined_risk_matcher_agrees_with_the_instruments_patterns() -> None:
         "es-MX": ["Quiero MATARME", "ya no quiero vivir", "me muero de risa", "Tengo un plan para suicidarme",
                   "Estoy cansada", "ME ESTOY CORTANDO otra vez", "me corto el pelo"],
         "en-US": ["I WANT TO KILL MYSELF", "I'm so tired of everything", "I wish I were dead",
-                  "dying to see it", "I've been cutting my arms", "cutting back on sugar", "Better off without me"],
+                  "dying to see it", "I've been cutting my arms", "cutting back on sugar",
+                  "Better off without me"],
     }
     for loc, items in texts.items():
         patterns = patterns_for(inst, "explicit_risk", loc)
