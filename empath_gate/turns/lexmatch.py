@@ -129,10 +129,10 @@ class Matcher:
                 singles, pairs, loose = entry
                 if i + 1 < n:
                     for p in pairs.get(toks[i + 1], ()):
-                        if self._matches(p, toks, i):
+                        if self._matches(p, toks, i, 2):
                             hits.append(Hit(i, i + len(p.words), p))
                     for p in loose:
-                        if self._matches(p, toks, i):
+                        if self._matches(p, toks, i, 1):
                             hits.append(Hit(i, i + len(p.words), p))
                 for p in singles:
                     hits.append(Hit(i, i + 1, p))
@@ -144,13 +144,16 @@ class Matcher:
         return hits
 
     @staticmethod
-    def _matches(p: Phrase, toks: Sequence[str], i: int) -> bool:
-        if i + len(p.words) > len(toks):
+    def _matches(p: Phrase, toks: Sequence[str], i: int, known: int = 0) -> bool:
+        """Whether ``p`` occurs at token ``i``, its first ``known`` words already matched."""
+        k = len(p.words)
+        if i + k > len(toks):
             return False
-        return all(
-            (toks[i + j].startswith(w) if star else toks[i + j] == w)
-            for j, (w, star) in enumerate(zip(p.words, p.prefix, strict=True))
-        )
+        for j in range(known, k):
+            tok, w = toks[i + j], p.words[j]
+            if not (tok.startswith(w) if p.prefix[j] else tok == w):
+                return False
+        return True
 
 
 def resolve(hits: Iterable[Hit]) -> list[Hit]:
