@@ -9,8 +9,9 @@ label, weight 1 (``neutral`` phrases 0.4). A phrase in a negator's scope (up to 
 before it, same clause) is turned around: a negated unpleasant label ("no estoy triste", "not
 hopeless") is weak evidence (0.5) of ``relief_calm``; a negated ``hope`` counts for
 ``hopelessness`` and a negated ``relief_calm`` ("no me siento bien") for ``sadness_grief``, both
-0.8. A statement matching the instrument's ``explicit_risk`` pattern set (``patterns.yaml``)
-adds 3 to ``hopelessness`` and sets the intensity to 3. The label is the one with the most
+0.8. A statement matching the instrument's ``explicit_risk`` pattern set (``patterns.yaml``, in
+any of its locales: a code-switched risk statement still counts) adds 3 to ``hopelessness`` and
+sets the intensity to 3. The label is the one with the most
 evidence (ties: :data:`USER_PRIORITY`); ``neutral`` only when no other label has any.
 
 **Intensity** (0-3): ``neutral`` is 0; otherwise 1, plus 1 when the label has two hits or more,
@@ -328,6 +329,14 @@ def _one_pattern(patterns: tuple[str, ...]) -> _RiskMatcher:
     return _RiskMatcher(re.compile(joined), lower=True)
 
 
+def _risk_locales(instrument: Instrument, locale: str) -> tuple[str, ...]:
+    """The locales whose risk patterns a turn is checked against: its own first, then every
+    other locale the ``explicit_risk`` set covers (a Spanish risk statement inside an English
+    conversation is still one)."""
+    covered = tuple(instrument.pattern_set("explicit_risk").patterns)
+    return (locale, *(x for x in covered if x != locale))
+
+
 def resolve_locale(dialogue: Dialogue) -> tuple[str, str]:
     """``(locale, how)``: the dialogue's own locale (``how`` = ``given``), else the language of
     its user turns (``detected``; all turns when it has none), else ``en-US`` (``assumed``)."""
@@ -375,7 +384,8 @@ def annotate(dialogue: Dialogue, instrument: Instrument | None = None) -> Annota
     ctx = _Context(
         instrument=inst, locale=locale, matcher=_compiled(lexicon(locale, inst)),
         valences={lab.id: lab.valence for lab in (*ls.user_labels, *ls.bot_labels)},
-        risk=_one_pattern(tuple(p.pattern for p in patterns_for(inst, "explicit_risk", locale))),
+        risk=_one_pattern(tuple(p.pattern for loc in _risk_locales(inst, locale)
+                                for p in patterns_for(inst, "explicit_risk", loc))),
         keywords=tuple(r.keyword for r in inst.resources if r.keyword),
     )
     labels = tuple(

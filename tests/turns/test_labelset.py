@@ -74,3 +74,12 @@ def test_instrument_without_the_turn_layer_files_still_loads(tmp_path: Path) -> 
         label_set(inst)
     with pytest.raises(SuiteError, match=r"lexicons/es-MX\.yaml is missing"):
         lexicon("es-MX", inst)
+
+
+def test_readme_gives_the_current_lexicon_sizes() -> None:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    sizes = lexicon_sizes()
+    for loc in LOCALES:
+        shown = [int(x) for x in text.split(f"  | {loc} | ", 1)[1].split("\n", 1)[0].rstrip(" |").split(" | ")]
+        want = [sizes[loc][lab] for lab in (*USER_LABELS, *BOT_LABELS) if lab != "neutral_informative"]
+        assert shown == want, f"README's lexicon table is stale for {loc}: {want}"

@@ -163,3 +163,8 @@ def test_the_joined_risk_matcher_agrees_with_the_instruments_patterns() -> None:
         got = [joined.search(t) for t in items]
         assert got == [any(p.search(t) for p in patterns) for t in items]
         assert any(got) and not all(got)
+
+
+def test_a_risk_statement_in_the_other_language_still_counts() -> None:
+    lab = _user("en-US", "me quiero matar. lo he pensado mucho estas semanas")
+    assert (lab.label, lab.intensity) == ("hopelessness", 3)
