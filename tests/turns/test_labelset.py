@@ -80,6 +80,7 @@ def test_readme_gives_the_current_lexicon_sizes() -> None:
     text = (REPO / "README.md").read_text(encoding="utf-8")
     sizes = lexicon_sizes()
     for loc in LOCALES:
-        shown = [int(x) for x in text.split(f"  | {loc} | ", 1)[1].split("\n", 1)[0].rstrip(" |").split(" | ")]
+        row = text.split(f"  | {loc} | ", 1)[1].split("\n", 1)[0]
+        shown = [int(x) for x in row.rstrip(" |").split(" | ")]
         want = [sizes[loc][lab] for lab in (*USER_LABELS, *BOT_LABELS) if lab != "neutral_informative"]
         assert shown == want, f"README's lexicon table is stale for {loc}: {want}"
