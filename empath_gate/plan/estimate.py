@@ -24,6 +24,9 @@ TARGET_REPLY_TOKENS = 150
 of a short paragraph); with a cap, the smaller of the two."""
 SYSTEM_PROMPT_TOKENS = 400
 """Assumed tokens of a model target's system prompt when its file cannot be read."""
+FEELING_WRAPPER_TOKENS = 15
+"""Completion tokens the LLM auditor adds around each message: the ``{"message": ...,
+"feeling_0_100": N}`` object (:mod:`empath_gate.conversation.feeling`)."""
 JUDGE_REPLY_TOKENS_PER_METRIC = 350
 """Completion tokens per judged metric under the strict rubric (criteria states, citations,
 score, justification)."""
@@ -105,7 +108,7 @@ def _conversation(
         if not profile.scripted_auditor:
             auditor.prompt += count_tokens(render_prompt(seed, persona, turn=k + 1, max_turns=conv.max_turns))
             auditor.prompt += count_tokens(START_TEXT) + 2 * OVER + history
-            auditor.completion += u - OVER
+            auditor.completion += u - OVER + FEELING_WRAPPER_TOKENS
         history += u + reply + OVER
     target.calls = target.max_calls = len(users)
     if not profile.scripted_auditor:
@@ -170,7 +173,8 @@ def estimate(plan: Plan, instrument: Instrument, profile: Profile) -> PlanEstima
     Tokens are counted with the offline tokenizer (:mod:`empath_gate.llm.tokens`) on every text
     known before the run: system prompt, script lines, auditor and judge prompts, plus message
     overheads; what the models will write is assumed: :data:`TARGET_REPLY_TOKENS` per target
-    reply (or ``target_max_tokens``), the script line per auditor turn, and
+    reply (or ``target_max_tokens``), the script line per auditor turn (plus
+    :data:`FEELING_WRAPPER_TOKENS`), and
     :data:`JUDGE_REPLY_TOKENS_PER_METRIC` per judged metric.
     """
     from empath_gate.llm.client import estimate_cost
