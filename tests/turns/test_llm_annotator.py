@@ -170,3 +170,16 @@ def test_dry_run_counts_one_more_judge_call_per_transcript() -> None:
     assert judge["judge"].prompt_tokens > judge["offline"].prompt_tokens
     assert judge["judge"].cost_usd is not None and judge["offline"].cost_usd is not None
     assert judge["judge"].cost_usd > judge["offline"].cost_usd
+
+
+def test_the_budget_applies_to_the_annotation_call(fake: FakeOpenAIServer, model: str) -> None:
+    from empath_gate.errors import BudgetExceeded
+
+    async def go() -> None:
+        with ledger_session(1.0) as ledger:
+            ledger.spent_usd = 1.0  # the run has spent its budget
+            await annotate_with_judge(DIALOGUE, settings=_settings(fake, model))
+
+    with pytest.raises(BudgetExceeded, match="no new judge call starts"):
+        asyncio.run(go())
+    assert fake.requests_for(model) == []
