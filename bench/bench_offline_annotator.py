@@ -54,8 +54,10 @@ def main() -> None:
     args = parser.parse_args()
     data = dialogues(args.conversations, args.turns)
     annotate(data[0])  # compile the lexicons once
-    user_only = [d.model_copy(update={"turns": tuple(t for t in d.turns if t.role == "user")}) for d in data]
-    bot_only = [d.model_copy(update={"turns": tuple(t for t in d.turns if t.role == "assistant")}) for d in data]
+    def only(role: str) -> list[Dialogue]:
+        return [d.model_copy(update={"turns": tuple(t for t in d.turns if t.role == role)}) for d in data]
+
+    user_only, bot_only = only("user"), only("assistant")
     timings = {}
     for name, batch in (("all", data), ("user", user_only), ("assistant", bot_only)):
         t0, c0 = time.perf_counter(), time.process_time()
