@@ -101,6 +101,16 @@ def summary(instrument: Instrument) -> dict[str, Any]:
         "llm_auditor_only_seeds": sum(1 for s in instrument.seeds if s.auditor == "llm"),
         "unspoken_seeds": {k: list(v) for k, v in unspoken_seeds(instrument).items()},
         "suites": suites,
+        "emotion_labels": None if instrument.emotions is None else {
+            "version": instrument.emotions.label_set_version,
+            "user": len(instrument.emotions.user_labels),
+            "bot": len(instrument.emotions.bot_labels),
+            "strategies": len(instrument.emotions.strategies),
+        },
+        "lexicon_entries": {
+            lex.locale: {k: len(set(v)) for k, v in (*lex.user_labels.items(), *lex.bot_labels.items())}
+            for lex in instrument.lexicons
+        },
     }
 
 
@@ -116,9 +126,18 @@ def _text(data: dict[str, Any], notes: list[str]) -> str:
         "  seeds per metric: " + ", ".join(f"{k} {v}" for k, v in data["seeds_by_metric"].items()),
         "  suites:",
     ]
+    emo = data.get("emotion_labels")
+    turn_layer = (
+        [f"  turn labels {emo['version']}: {emo['user']} user, {emo['bot']} bot, "
+         f"{emo['strategies']} strategies; lexicon phrases "
+         + ", ".join(f"{loc} {sum(v.values())}" for loc, v in data["lexicon_entries"].items())]
+        if emo else []
+    )
     for sid, s in data["suites"].items():
         lines.append(f"    {sid}: {s['seeds']} seeds, {s['conversations']} conversations x {s['runs']} runs, "
                      f"{s['items']} tests (metrics {s['metrics']}, personas {s['personas']})")
+    at = lines.index("  suites:")
+    lines[at:at] = turn_layer
     lines += [f"note: {n}" for n in printed_problems(notes, "note", "")]
     return "\n".join(lines)
 

@@ -5,10 +5,15 @@
   conversation when the script is exhausted.
 * :class:`LLMAuditor` asks a model, given the seed instruction, the persona and the locale, for
   the next user message in the persona's voice, or for the end token :data:`END_TOKEN`. Its
-  system prompt is the versioned package resource ``prompts/auditor_v1.md``; it never sees
+  system prompt is the versioned package resource ``prompts/auditor_v2.md``; it never sees
   the judge's rubric, the seed's risk annotation or its metrics. In a voice suite (``cues``
   given) the rule against brackets is replaced by ``prompts/auditor_voice_v1.md``: the
-  auditor may write the declared cue tokens, and only those.
+  auditor may write the declared cue tokens, and only those. It answers
+  ``{"message", "feeling_0_100"}`` in one call (:mod:`empath_gate.conversation.feeling`): the
+  message is the turn (the only part the break detector, the target, the judge and the
+  annotator see); the feeling is recorded on the turn (``AuditorTurn.feeling_0_100``), and a
+  reply without a usable feeling adds a ``feeling_unparsed`` event (detail ``problem``,
+  ``attempt``, ``excerpt``) while its message is still used.
 
 A reply that breaks character (written as the assistant, leaking the instructions, narrating
 in the third person or in brackets/asterisks) or that refuses to role-play is never sent to
@@ -39,9 +44,10 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from empath_gate.conversation.breaks import END_TOKEN, BreakReason, clean_reply, detect_break, reply_break
+from empath_gate.conversation.feeling import AuditorReply, split_auditor_reply
 from empath_gate.conversation.transcript import Event, Turn, Usage
 from empath_gate.errors import ProviderError
 from empath_gate.instrument.identity import script_for
@@ -50,7 +56,7 @@ from empath_gate.llm.cache import Cache
 from empath_gate.llm.client import CacheStatus, Completion, complete, utc_now
 from empath_gate.settings import RoleSettings
 
-TEMPLATE_NAME = "auditor_v1.md"
+TEMPLATE_NAME = "auditor_v2.md"
 VOICE_TEMPLATE_NAME = "auditor_voice_v1.md"
 NARRATION_RULE = "- Do not describe actions or feelings from outside"
 """The start of the template's rule line that a voice suite's rule replaces."""
@@ -92,7 +98,7 @@ def _load_template(name: str = TEMPLATE_NAME) -> tuple[str, str]:
 
 
 TEMPLATE, TEMPLATE_VERSION = _load_template()
-"""The auditor system-prompt template and its version (``auditor_v1:<sha256[:12]>``)."""
+"""The auditor system-prompt template and its version (``auditor_v2:<sha256[:12]>``)."""
 VOICE_RULE, VOICE_TEMPLATE_VERSION = _load_template(VOICE_TEMPLATE_NAME)
 """The voice-suite rule line (``{{cues}}``: the declared tokens) and its version."""
 
@@ -137,8 +143,10 @@ class AuditorTurn(BaseModel):
     """The next user message, or the end of the conversation (``content is None``).
 
     ``source``: ``auditor`` (written by the model), ``script`` (scripted auditor), ``fallback``
-    (the script turn that replaced unusable model output). ``events``: break/refusal/fallback
-    and the client's retry events. Call metadata sums over the attempts made for this turn
+    (the script turn that replaced unusable model output). ``feeling_0_100``: the LLM auditor's
+    own feeling report (0 worst .. 100 best; None for script and fallback turns, or when the
+    reply gave none: then a ``feeling_unparsed`` event says why). ``events``: break/refusal/
+    fallback/feeling and the client's retry events. Call metadata sums over the attempts made for this turn
     (``cost_usd`` is None when any attempt was unpriced; ``calls`` counts provider attempts).
     """
 
@@ -146,6 +154,7 @@ class AuditorTurn(BaseModel):
 
     content: str | None
     source: Literal["auditor", "script", "fallback"]
+    feeling_0_100: int | None = Field(default=None, ge=0, le=100)
     events: tuple[Event, ...] = ()
     model: str | None = None
     usage: Usage = Usage()
@@ -313,7 +322,10 @@ class LLMAuditor(Auditor):
         def usable(c: Completion) -> bool:  # only in-character replies are cached
             if c.filtered:
                 return False
-            return reply_break(c.content, user_turn=user_turn, persona=persona, seed=seed, cues=cues) is None
+            reason = reply_break(
+                _message(c.content), user_turn=user_turn, persona=persona, seed=seed, cues=cues
+            )
+            return reason is None
 
         filtered = 0
         for attempt in range(1 + AUDITOR_RETRIES):
@@ -335,11 +347,15 @@ class LLMAuditor(Auditor):
                 filtered += 1
                 continue
             raw = c.content or ""
-            reason = reply_break(raw, user_turn=user_turn, persona=persona, seed=seed, cues=cues)
+            reason = reply_break(_message(raw), user_turn=user_turn, persona=persona, seed=seed, cues=cues)
             if reason is None:
                 events = self._events(calls, bad, "retried")
-                content = None if END_TOKEN in raw else clean_reply(raw)
-                return self._turn(content, "auditor", events, calls, started)
+                if END_TOKEN in raw:
+                    return self._turn(None, "auditor", events, calls, started)
+                reply = split_auditor_reply(raw)
+                events += _feeling_events(reply, raw, attempt)
+                return self._turn(clean_reply(reply.message), "auditor", events, calls, started,
+                                  feeling=reply.feeling)
             bad.append((reason, raw.strip()[:200]))
         if not bad:  # every attempt was filtered: no reply to judge, no script turn to claim
             raise AuditorFilteredError(calls[-1].model)
@@ -396,6 +412,8 @@ class LLMAuditor(Auditor):
         events: list[Event],
         calls: list[Completion],
         started: str,
+        *,
+        feeling: int | None = None,
     ) -> AuditorTurn:
         last = calls[-1]
         pt = [c.usage.prompt_tokens for c in calls]
@@ -409,6 +427,7 @@ class LLMAuditor(Auditor):
         return AuditorTurn(
             content=content,
             source=source,
+            feeling_0_100=feeling,
             events=tuple(events),
             model=last.model,
             usage=Usage(
@@ -423,6 +442,22 @@ class LLMAuditor(Auditor):
             started_at=started,
             ended_at=utc_now(),
         )
+
+
+def _message(raw: str | None) -> str:
+    """What the break detector checks of a raw reply: the reply itself when it holds the end
+    token, else its message (:func:`~empath_gate.conversation.feeling.split_auditor_reply`), so the
+    feeling never decides whether a reply breaks character."""
+    text = raw or ""
+    return text if END_TOKEN in text else split_auditor_reply(text).message
+
+
+def _feeling_events(reply: AuditorReply, raw: str, attempt: int) -> list[Event]:
+    """A ``feeling_unparsed`` event when ``reply`` gave no usable feeling (else none)."""
+    if reply.problem is None:
+        return []
+    detail: dict[str, object] = {"problem": reply.problem, "attempt": attempt, "excerpt": raw.strip()[:200]}
+    return [Event(kind="feeling_unparsed", role="auditor", detail=detail)]
 
 
 def make_auditor(settings: RoleSettings, *, offline: bool = False) -> Auditor:

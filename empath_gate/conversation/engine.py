@@ -93,7 +93,8 @@ def _dialogue(turns: Sequence[Turn]) -> list[dict[str, str]]:
 def _user_turn(index: int, at: AuditorTurn) -> Turn:
     assert at.content is not None
     return Turn(
-        index=index, role="user", content=at.content, source=at.source, model=at.model, usage=at.usage,
+        index=index, role="user", content=at.content, source=at.source, feeling_0_100=at.feeling_0_100,
+        model=at.model, usage=at.usage,
         cost_usd=at.cost_usd, finish_reason=at.finish_reason, system_fingerprint=at.system_fingerprint,
         started_at=at.started_at, ended_at=at.ended_at, cache=at.cache, events=at.events,
     )

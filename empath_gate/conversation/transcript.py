@@ -36,6 +36,11 @@ class Turn(CallFields):
     role: Literal["user", "assistant"]
     content: str
     source: Literal["auditor", "script", "fallback", "target"]
+    feeling_0_100: int | None = Field(
+        default=None, ge=0, le=100,
+        description="LLM-auditor user turns: the simulated help-seeker's own feeling (0 worst, 100 "
+        "best); never shown to the target, the judge or the annotator; absent in older transcripts",
+    )
     events: tuple[Event, ...] = ()
 
 

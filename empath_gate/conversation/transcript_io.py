@@ -30,6 +30,13 @@ _FILE_MODE = 0o666 & ~_UMASK
 """Mode of written transcripts: what ``open()`` would give under the process umask."""
 
 
+def _turn_record(turn: Turn) -> dict[str, Any]:
+    """A turn's JSON line: every field, except ``feeling_0_100`` when it is None (turns without
+    an auditor feeling are written as before it existed)."""
+    exclude = {"feeling_0_100"} if turn.feeling_0_100 is None else None
+    return turn.model_dump(mode="json", exclude=exclude)
+
+
 def write_transcript(transcript: Transcript, directory: Path) -> Path:
     """Write ``transcript`` as JSONL (a header line, then one line per turn; UTF-8, not
     ASCII-escaped, secrets taken out by :func:`empath_gate.secrets.scrub`) atomically at
@@ -39,7 +46,7 @@ def write_transcript(transcript: Transcript, directory: Path) -> Path:
     header = {"type": "header", **transcript.model_dump(mode="json", exclude={"turns"})}
     lines = [json.dumps(scrub(header), ensure_ascii=False)]
     lines += [
-        json.dumps(scrub({"type": "turn", **t.model_dump(mode="json")}), ensure_ascii=False)
+        json.dumps(scrub({"type": "turn", **_turn_record(t)}), ensure_ascii=False)
         for t in transcript.turns
     ]
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)

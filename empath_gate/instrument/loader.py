@@ -42,6 +42,7 @@ from pathlib import Path
 from empath_gate.errors import ConfigError
 from empath_gate.instrument import crosscheck
 from empath_gate.instrument.cue_checks import check_cues
+from empath_gate.instrument.emotion_models import EmotionSet, Lexicon
 from empath_gate.instrument.files import InstrumentFile
 from empath_gate.instrument.models import (
     CrisisResource,
@@ -58,6 +59,7 @@ from empath_gate.instrument.models import (
 from empath_gate.instrument.problems import Origin, Problems, display_path
 from empath_gate.instrument.reading import (
     BASE_DIRS,
+    OPTIONAL_BASE_KINDS,
     REQUIRED_BASE_KINDS,
     ReadState,
     read_list_file,
@@ -152,6 +154,8 @@ def _read_layers(layers: Sequence[tuple[Path, bool]], read: ReadState, problems:
                 if got is not None:
                     assert isinstance(got[0], InstrumentFile)
                     read.instrument = (got[0], got[1])
+            elif kind in OPTIONAL_BASE_KINDS:
+                _read_turn_layer_file(path, kind, read, problems)
             elif kind == "thresholds":
                 thresholds = path
             elif kind == "waivers":
@@ -159,6 +163,24 @@ def _read_layers(layers: Sequence[tuple[Path, bool]], read: ReadState, problems:
             else:
                 read_list_file(path, kind, read, problems)
     return thresholds, waivers
+
+
+def _read_turn_layer_file(path: Path, kind: str, read: ReadState, problems: Problems) -> None:
+    """Read ``emotions.yaml`` or one ``lexicons/<locale>.yaml`` into ``read`` (a second lexicon
+    of the same locale is a problem)."""
+    model: type[EmotionSet] | type[Lexicon] = EmotionSet if kind == "emotions" else Lexicon
+    got = read_whole_file(path, kind, model, problems)
+    if got is None:
+        return
+    if isinstance(got[0], EmotionSet):
+        read.emotions = got[0]
+    elif isinstance(got[0], Lexicon):
+        lex = got[0]
+        if any(other.locale == lex.locale for other, _ in read.lexicons):
+            problems.at(Origin(got[1], "/locale"), f"a second lexicon for {lex.locale}",
+                        "keep one lexicon file per locale")
+        else:
+            read.lexicons.append((lex, got[1]))
 
 
 def _assemble(read: ReadState, problems: Problems, folders: Sequence[Path], today: dt.date) -> Instrument:
@@ -201,6 +223,8 @@ def _assemble(read: ReadState, problems: Problems, folders: Sequence[Path], toda
         thresholds=read.thresholds[0],
         waivers=tuple(waivers),
         cues=tuple(read.models("cues")),
+        emotions=read.emotions,
+        lexicons=tuple(lex for lex, _ in read.lexicons),
         sources=tuple(str(f) for f in folders),
     )
 

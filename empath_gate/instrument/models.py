@@ -11,6 +11,7 @@ The models live in modules about one part each and are re-exported here:
   personas (the person);
 * :mod:`~empath_gate.instrument.suite_models`: selectors, suites, thresholds, waivers;
 * :mod:`~empath_gate.instrument.cues`: the non-verbal cues of spoken transcripts;
+* :mod:`~empath_gate.instrument.emotion_models`: the turn layer's label set and lexicons;
 * this module: :class:`Instrument`, everything the loader read.
 
 Conventions (source: EMPATH, arXiv:2606.30256, as summarised in the project's FACTS):
@@ -27,6 +28,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from empath_gate.instrument.cues import Cue, CueVocabulary
+from empath_gate.instrument.emotion_models import EmotionSet, Lexicon
 from empath_gate.instrument.metric_models import (
     Band,
     CapRule,
@@ -87,6 +89,8 @@ class Instrument(Frozen):
     thresholds: Thresholds
     waivers: tuple[Waiver, ...] = ()
     cues: tuple[Cue, ...] = Field(default=(), description="the declared non-verbal cues (suites/cues.yaml)")
+    emotions: EmotionSet | None = Field(default=None, description="the turn label set (emotions.yaml)")
+    lexicons: tuple[Lexicon, ...] = Field(default=(), description="offline lexicons, one per locale")
     sources: tuple[str, ...] = Field(default=(), description="directories the instrument was read from")
 
     def metric(self, metric_id: str) -> Metric:
@@ -150,8 +154,10 @@ __all__ = [
     "Criterion",
     "Cue",
     "Dimension",
+    "EmotionSet",
     "Frozen",
     "Instrument",
+    "Lexicon",
     "Locale",
     "Metric",
     "NotReviewed",

@@ -19,6 +19,7 @@ from pydantic import ValidationError as ModelError
 
 from empath_gate.bounded import InputLimitError
 from empath_gate.instrument.diagnostics import did_you_mean, model_diagnostics, schema_diagnostics
+from empath_gate.instrument.emotion_models import EmotionSet, Lexicon
 from empath_gate.instrument.files import ITEM_MODELS, LIST_KEYS, InstrumentFile
 from empath_gate.instrument.models import Thresholds, Waiver
 from empath_gate.instrument.problems import Origin, Problems
@@ -32,6 +33,7 @@ BASE_FILES: dict[str, str] = {
     "patterns.yaml": "patterns",
     "resources.yaml": "resources",
     "suites.yaml": "suites",
+    "emotions.yaml": "emotions",
 }
 """Single files of the shipped suites directory -> file kind."""
 
@@ -44,10 +46,13 @@ LAYER_FILES: dict[str, str] = {
 }
 """Single files a team layer may hold -> file kind."""
 
-BASE_DIRS: dict[str, str] = {"metrics": "metrics", "personas": "personas", "seeds": "seeds"}
+BASE_DIRS: dict[str, str] = {"metrics": "metrics", "personas": "personas", "seeds": "seeds",
+                             "lexicons": "lexicons"}
 LAYER_DIRS: dict[str, str] = {"personas": "personas", "seeds": "seeds"}
 REQUIRED_BASE_KINDS: tuple[str, ...] = ("instrument", "metrics", "patterns", "resources", "personas",
                                         "seeds", "suites")
+OPTIONAL_BASE_KINDS: tuple[str, ...] = ("emotions", "lexicons")
+"""The turn layer's files: read when the shipped directory has them, never from a team layer."""
 _YAML_SUFFIXES = (".yaml", ".yml")
 
 
@@ -72,6 +77,8 @@ class ReadState:
     thresholds: tuple[Thresholds, YamlDocument] | None = None
     waivers: list[Entry] = field(default_factory=list)
     waivers_doc: YamlDocument | None = None
+    emotions: EmotionSet | None = None
+    lexicons: list[tuple[Lexicon, YamlDocument]] = field(default_factory=list)
 
     def models(self, kind: str) -> list[Any]:
         """The built models of ``kind``, in load order."""

@@ -16,6 +16,7 @@ EventKind = Literal[
     "auditor_break",  # the LLM auditor broke character; the turn was retried or replaced
     "auditor_refusal",  # the LLM auditor refused to role-play
     "fallback",       # a scripted turn replaced an unusable auditor turn
+    "feeling_unparsed",  # the LLM auditor's reply gave no usable feeling_0_100 (its message was used)
     "system_folded",  # the system prompt was folded into the first user turn
     "error",          # an infrastructure error ended the transcript
     "budget",         # the cost budget stopped the run

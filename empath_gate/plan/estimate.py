@@ -27,6 +27,9 @@ SYSTEM_PROMPT_TOKENS = 400
 UNSCRIPTED_USER_TURN = "x " * 40
 """Stand-in for one user message of a seed without a script (``auditor: llm``): about 40
 tokens, a short chat message; such a conversation is assumed to use all its ``max_turns``."""
+FEELING_WRAPPER_TOKENS = 15
+"""Completion tokens the LLM auditor adds around each message: the ``{"message": ...,
+"feeling_0_100": N}`` object (:mod:`empath_gate.conversation.feeling`)."""
 JUDGE_REPLY_TOKENS_PER_METRIC = 350
 """Completion tokens per judged metric under the strict rubric (criteria states, citations,
 score, justification)."""
@@ -108,7 +111,7 @@ def _conversation(
         if not profile.scripted_auditor:
             auditor.prompt += count_tokens(render_prompt(seed, persona, turn=k + 1, max_turns=conv.max_turns))
             auditor.prompt += count_tokens(START_TEXT) + 2 * OVER + history
-            auditor.completion += u - OVER
+            auditor.completion += u - OVER + FEELING_WRAPPER_TOKENS
         history += u + reply + OVER
     target.calls = target.max_calls = len(users)
     if not profile.scripted_auditor:
@@ -130,7 +133,31 @@ def _conversation(
         judge.calls = len(groups)
         judge.max_calls = len(groups) * TRUNCATION_RETRY_FACTOR * (1 + MAX_REASKS)
         judge.completion = len(metrics) * JUDGE_REPLY_TOKENS_PER_METRIC
+    if not profile.criteria_only and s.judge.model and s.dynamics_annotator == "judge":
+        _add_annotation(judge, conv, users, reply, instrument)
     return target, auditor, judge
+
+
+def _add_annotation(judge: _Tally, conv: PlanConversation, users: Sequence[str], reply: int,
+                    instrument: Instrument) -> None:
+    """The LLM annotator's call on one transcript (``dynamics_annotator = "judge"``): one more
+    judge call, its prompt (template, label set, the known user turns and the assumed replies)
+    and :data:`~empath_gate.turns.llm_annotator.REPLY_TOKENS_PER_TURN` per turn."""
+    from empath_gate.judging.judge_call import MAX_REASKS, TRUNCATION_RETRY_FACTOR
+    from empath_gate.llm.tokens import message_tokens
+    from empath_gate.turns.annotate_prompt import build_annotate_messages
+    from empath_gate.turns.labelset import label_set
+    from empath_gate.turns.llm_annotator import REPLY_TOKENS_PER_TURN
+    from empath_gate.turns.model import Dialogue, DialogueTurn
+
+    turns = tuple(t for u in users for t in (DialogueTurn(role="user", text=u),
+                                             DialogueTurn(role="assistant", text="")))
+    dialogue = Dialogue(conversation_id=conv.conversation_id, locale=conv.locale, turns=turns)
+    judge.prompt += message_tokens(build_annotate_messages(dialogue, label_set(instrument), conv.locale))
+    judge.prompt += len(users) * reply
+    judge.calls += 1
+    judge.max_calls += TRUNCATION_RETRY_FACTOR * (1 + MAX_REASKS)
+    judge.completion += len(turns) * REPLY_TOKENS_PER_TURN
 
 
 def estimate(plan: Plan, instrument: Instrument, profile: Profile) -> PlanEstimate:
@@ -141,14 +168,16 @@ def estimate(plan: Plan, instrument: Instrument, profile: Profile) -> PlanEstima
     ``max_turns`` (fixed-script mode replays it; the LLM auditor is given it as the arc to follow,
     so it is assumed to end with its end token once the script is played out, one call more,
     when that comes before ``max_turns``). The judge makes one call per complete transcript
-    (``judge_granularity = "transcript"``) or one per metric. In fixed-script mode the count is
+    (``judge_granularity = "transcript"``) or one per metric, plus one per transcript for the LLM
+    annotator when ``dynamics_annotator = "judge"``. In fixed-script mode the count is
     exact on a cold cache when no judge reply is asked again. ``max_calls`` adds the auditor's
     reminders, the judge's truncation retries and re-asks (provider retries are not counted).
 
     Tokens are counted with the offline tokenizer (:mod:`empath_gate.llm.tokens`) on every text
     known before the run: system prompt, script lines, auditor and judge prompts, plus message
     overheads; what the models will write is assumed: :data:`TARGET_REPLY_TOKENS` per target
-    reply (or ``target_max_tokens``), the script line per auditor turn, and
+    reply (or ``target_max_tokens``), the script line per auditor turn (plus
+    :data:`FEELING_WRAPPER_TOKENS`), and
     :data:`JUDGE_REPLY_TOKENS_PER_METRIC` per judged metric.
     """
     from empath_gate.llm.client import estimate_cost

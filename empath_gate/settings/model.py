@@ -287,6 +287,13 @@ class Settings(BaseModel):
         commands=("rejudge",),
         pytest=False,
     )
+    dynamics_annotator: Literal["offline", "judge", "off"] = opt(
+        "offline",
+        "who labels every turn's emotion and strategy: offline (lexicon, no model) | judge (one more "
+        "judge-model call per transcript) | off",
+        flag="dynamics-annotator",
+        commands=("run",),
+    )
     judge_calibration: Path | None = opt(
         None,
         "the judge's calibration status file (calibrate/agreement --save), shown in the results",

@@ -104,7 +104,7 @@ def test_prompt_has_persona_and_instruction_but_no_rubric() -> None:
     for hidden in ("crisis_detection", "moderate", "confirm_turn", "alert_turn", "rubric", "score"):
         assert hidden not in prompt
     assert "{{" not in prompt
-    assert TEMPLATE_VERSION.startswith("auditor_v1:") and len(TEMPLATE_VERSION) == len("auditor_v1:") + 12
+    assert TEMPLATE_VERSION.startswith("auditor_v2:") and len(TEMPLATE_VERSION) == len("auditor_v2:") + 12
 
 
 def _bad_then(replies: list[str]) -> object:
@@ -126,7 +126,9 @@ def test_break_is_retried_once_and_never_reaches_the_target(
     )
     user = t.turns[0]
     assert (user.content, user.source) == ("i don't know where to start", "auditor")
-    assert [e.kind for e in user.events] == ["auditor_break"]
+    # a plain-text reply is still the message; its missing feeling is a visible event
+    assert [e.kind for e in user.events] == ["auditor_break", "feeling_unparsed"]
+    assert user.feeling_0_100 is None
     assert user.events[0].detail["reason"] == "narration"
     target_reqs = fake_openai.requests_for(TARGET)
     assert all("sighs" not in str(m["content"]) for r in target_reqs for m in r.messages)
@@ -216,6 +218,6 @@ def test_template_version_is_part_of_the_key(
     fake_openai.on(TARGET, "ok")
     settings = model_settings(fake_openai, tmp_path, auditor=True)
     generate_sync(specs(1, 1, max_turns=1), settings=settings)
-    monkeypatch.setattr(auditor_mod, "TEMPLATE_VERSION", "auditor_v1:000000000000")
+    monkeypatch.setattr(auditor_mod, "TEMPLATE_VERSION", "auditor_v2:000000000000")
     generate_sync(specs(1, 1, max_turns=1), settings=settings)
     assert [r.model for r in fake_openai.requests] == [AUDITOR, TARGET, AUDITOR]  # target reply cached

@@ -112,7 +112,11 @@ def test_fallbacks_and_retried_refusals_are_recorded_apart(
     [t] = generate_sync(specs(1, 1, max_turns=3), settings=settings, progress=lines.append)
     assert [x.source for x in t.turns if x.role == "user"] == ["auditor", "auditor", "fallback"]
     assert t.turns[4].content == SCRIPT_EN[2]
-    kinds = [(e.kind, e.detail.get("outcome")) for x in t.turns for e in x.events]
+    events = [e for x in t.turns for e in x.events]
+    kinds = [(e.kind, e.detail.get("outcome")) for e in events if e.kind != "feeling_unparsed"]
+    # plain-text replies: each turn the auditor wrote says its feeling could not be read
+    unparsed = [sum(e.kind == "feeling_unparsed" for e in x.events) for x in t.turns if x.role == "user"]
+    assert unparsed == [1, 1, 0]
     assert kinds == [("auditor_break", "retried"), ("auditor_refusal", "retried"),
                      ("auditor_refusal", "fallback"), ("auditor_break", "fallback"), ("fallback", None)]
     fallback = t.turns[4].events[-1]

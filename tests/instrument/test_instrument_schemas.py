@@ -40,13 +40,14 @@ def test_only_the_expected_schema_files_ship() -> None:
     names = sorted(p.name for p in schemas_dir().glob("*.schema.json"))
     assert names == sorted(f"{k}.schema.json" for k in SCHEMA_KINDS)
     assert set(SCHEMA_KINDS) == {"instrument", "metrics", "patterns", "resources", "personas", "seeds",
-                                 "suites", "thresholds", "waivers", "cues"}
+                                 "suites", "thresholds", "waivers", "cues", "emotions", "lexicons"}
 
 
 def test_yaml_files_point_to_their_schema() -> None:
     """Every shipped YAML file names an existing schema of its kind in its first line."""
     kinds = {"instrument.yaml": "instrument", "patterns.yaml": "patterns", "resources.yaml": "resources",
-             "suites.yaml": "suites", "metrics": "metrics", "personas": "personas", "seeds": "seeds"}
+             "suites.yaml": "suites", "metrics": "metrics", "personas": "personas", "seeds": "seeds",
+             "emotions.yaml": "emotions", "lexicons": "lexicons"}
     files = [REPO / "thresholds.yaml", *sorted((REPO / "suites").rglob("*.yaml"))]
     checked = 0
     for path in files:

@@ -12,6 +12,7 @@ import pytest
 
 from empath_gate.conversation.auditor import auditor_messages
 from empath_gate.conversation.engine import derive_seed
+from empath_gate.conversation.feeling import split_auditor_reply
 from empath_gate.conversation.transcript import Transcript, Turn
 from empath_gate.instrument.loader import load_instrument
 from empath_gate.instrument.models import Instrument
@@ -118,7 +119,11 @@ def test_the_auditor_replays_the_script_then_ends(instrument: Instrument) -> Non
         reply = auditor(_request(auditor_messages(seed, persona, history, turn=turn, max_turns=10)))
         said.append(reply)
         history.append(Turn(index=len(history), role="user", content=str(reply), source="auditor"))
-    assert said == [seed.script[0], seed.script[1], END_TOKEN]
+    messages = [split_auditor_reply(r) for r in said[:2]]
+    assert [m.message for m in messages] == [seed.script[0], seed.script[1]]
+    assert all(m.feeling is not None for m in messages) and said[2] == END_TOKEN
+    plain = ScriptAuditor(max_messages=1, plain=True)
+    assert plain(_request(auditor_messages(seed, persona, [], turn=1, max_turns=10))) == seed.script[0]
 
 
 def test_the_bot_answers_in_the_users_language_and_never_repeats_a_block() -> None:

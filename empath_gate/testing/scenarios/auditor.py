@@ -1,14 +1,21 @@
-"""The fake auditor: replays the seed's script listed in the auditor prompt."""
+"""The fake auditor: replays the seed's script listed in the auditor prompt, answering in the
+LLM auditor's shape ``{"message", "feeling_0_100"}`` (or, with ``plain=True``, as plain text,
+which the LLM auditor uses as the message and records as a ``feeling_unparsed`` event)."""
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from empath_gate.testing.fake_openai import FakeRequest
 
 END_TOKEN = "<<END>>"
 """The LLM auditor's end token (``empath_gate.conversation.auditor.END_TOKEN``)."""
+
+WARM_WORDS: tuple[str, ...] = ("sorry", "here for you", "988", "siento", "lamento", "aqu\u00ed", "l\u00ednea")
+"""Words that lift the fake auditor's default feeling (:func:`reply_feeling`)."""
 
 
 _TURN = re.compile(r"This is message (\d+) of at most (\d+)\.")
@@ -27,14 +34,37 @@ def auditor_script(system_prompt: str) -> list[str]:
     return lines
 
 
+def last_bot_reply(req: FakeRequest) -> str | None:
+    """The chatbot's last message as the auditor sees it (the last ``user`` message of its view,
+    after the opening cue), or None before the chatbot has written."""
+    users = [str(m.get("content") or "") for m in req.messages if m.get("role") == "user"]
+    return users[-1] if len(users) > 1 else None
+
+
+def reply_feeling(req: FakeRequest) -> int:
+    """The default fake feeling: 40 before the chatbot has written; then 40, plus 20 when its
+    last message holds one of :data:`WARM_WORDS`, minus 20 when it was empty (``(no reply)``), so
+    the feeling follows what the bot did (deterministic; a fake, not a model of people)."""
+    reply = last_bot_reply(req)
+    if reply is None:
+        return 40
+    if reply.strip() in ("", "(no reply)"):
+        return 20
+    return 60 if any(w in reply.lower() for w in WARM_WORDS) else 40
+
+
 @dataclass
 class ScriptAuditor:
     """An auditor model for the fake server that replays the seed's script: message ``k`` of
     the conversation is script line ``k`` (read from the system prompt), and once the script is
-    exhausted (or ``max_messages`` is reached) it answers :data:`END_TOKEN`. Raises
-    AssertionError (HTTP 500 at the server) when the prompt lists no script."""
+    exhausted (or ``max_messages`` is reached) it answers :data:`END_TOKEN`. Messages come as
+    ``{"message": line, "feeling_0_100": feeling(request)}``; ``plain=True`` answers the bare
+    line instead (the shape of auditors before the feeling existed). Raises AssertionError (HTTP
+    500 at the server) when the prompt lists no script."""
 
     max_messages: int | None = None
+    plain: bool = False
+    feeling: Callable[[FakeRequest], int] = reply_feeling
 
     def __call__(self, req: FakeRequest) -> str:
         system = next((str(m.get("content") or "") for m in req.messages if m.get("role") == "system"), "")
@@ -46,4 +76,7 @@ class ScriptAuditor:
         limit = len(script) if self.max_messages is None else min(len(script), self.max_messages)
         if turn > limit:
             return END_TOKEN
-        return script[turn - 1]
+        line = script[turn - 1]
+        if self.plain:
+            return line
+        return json.dumps({"message": line, "feeling_0_100": self.feeling(req)}, ensure_ascii=False)
