@@ -62,7 +62,8 @@ def _voice_specs() -> list[RunSpec]:
 
 @pytest.mark.parametrize("mode", ["keep", "strip"])
 def test_target_cues_keep_or_strip(fake_openai: FakeOpenAIServer, tmp_path: Path, mode: str) -> None:
-    replies = iter(["[sigh] i'm fine [long pause] really", "[crying] no i'm not crying"])
+    replies = iter(['{"message": "[sigh] i\'m fine [long pause] really", "feeling_0_100": 30}',
+                    '{"message": "[crying] no i\'m not crying", "feeling_0_100": 20}'])
     fake_openai.on(AUDITOR, lambda req: next(replies))
     fake_openai.on(TARGET, "It sounds like a lot.")
     settings = model_settings(fake_openai, tmp_path, auditor=True, target_cues=mode)
