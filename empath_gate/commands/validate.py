@@ -51,7 +51,7 @@ from empath_gate.instrument.coverage import (
 from empath_gate.instrument.loader import load_instrument, pyproject_suites_dirs, shipped_paths
 from empath_gate.instrument.models import Instrument
 from empath_gate.instrument.review import checklist_version, review_problems
-from empath_gate.plan import build_plan
+from empath_gate.plan import plan_counts
 
 EXIT_OK = 0
 EXIT_INVALID = 2
@@ -74,12 +74,12 @@ def summary(instrument: Instrument) -> dict[str, Any]:
     """The counts ``--format json`` prints (see the module docstring for the keys)."""
     suites: dict[str, Any] = {}
     for s in instrument.suites:
-        plan = build_plan(instrument, [s.id])
+        counts = plan_counts(instrument, [s.id])
         suites[s.id] = {
-            "seeds": len({c.seed_id for c in plan.conversations}),
-            "conversations": len(plan.conversations),
-            "items": len(plan.items),
-            "runs": plan.runs,
+            "seeds": counts.seeds,
+            "conversations": counts.conversations,
+            "items": counts.items,
+            "runs": counts.runs,
             "metrics": s.metrics,
             "personas": s.personas.mode + (" (worst case only)" if s.personas.worst_case_only else ""),
         }
