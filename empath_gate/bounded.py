@@ -278,38 +278,39 @@ def checked_events(loader: Any, source: str, limits: InputLimits) -> Iterator[An
     InputLimitError with the 1-based line. ``yaml.YAMLError`` (a syntax error) propagates.
     The one check of :func:`scan_yaml` and of the instrument's event reader
     (:mod:`empath_gate.instrument.yaml_events`)."""
-    max_chars, max_depth = limits.max_field_chars, limits.max_input_depth
-    counts: list[int] = []  # node events inside each open collection, innermost last
-    caps: list[int] = []  # the most each may hold (a mapping entry is two events)
-    node_event, scalar_event, start_event = yaml.NodeEvent, yaml.ScalarEvent, yaml.CollectionStartEvent
-    while loader.check_event():
-        event = loader.get_event()
-        if isinstance(event, node_event):
+    max_chars, max_depth, max_rows = limits.max_field_chars, limits.max_input_depth, limits.max_input_rows
+    outer: list[tuple[int, int]] = []  # (count, cap) of the enclosing open collections
+    count, cap = 0, -1  # node events inside the innermost open collection and the most it may
+    # hold (a mapping entry is two events); cap -1: none is open
+    scalar, alias = yaml.ScalarEvent, yaml.AliasEvent
+    starts = {yaml.SequenceStartEvent: 1, yaml.MappingStartEvent: 2}
+    ends = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+    for event in iter(loader.get_event, None):
+        kind = type(event)
+        if kind is scalar or kind in starts or kind is alias:
             if event.anchor is not None:
-                line = event.start_mark.line + 1 if event.start_mark is not None else None
-                if isinstance(event, yaml.AliasEvent):
+                line = _line(event)
+                if kind is alias:
                     raise InputLimitError(source, f"YAML alias *{event.anchor} is not allowed",
                                           "write the value out in full (anchors and aliases are refused)",
                                           line)
                 raise InputLimitError(source, f"YAML anchor &{event.anchor} is not allowed",
                                       "write the value out in full (anchors and aliases are refused)", line)
-            if counts:
-                counts[-1] += 1
-                if counts[-1] > caps[-1]:
-                    raise _over(source, "a list or mapping", "max_input_rows", limits.max_input_rows,
-                                _line(event))
-            if isinstance(event, scalar_event):
+            if cap >= 0:
+                count += 1
+                if count > cap:
+                    raise _over(source, "a list or mapping", "max_input_rows", max_rows, _line(event))
+            if kind is scalar:
                 if len(event.value) > max_chars:
                     raise _over(source, f"a value of {len(event.value):,} characters", "max_field_chars",
                                 max_chars, _line(event))
-            elif isinstance(event, start_event):
-                counts.append(0)
-                caps.append(limits.max_input_rows * (2 if isinstance(event, yaml.MappingStartEvent) else 1))
-                if len(counts) > max_depth:
+            else:
+                outer.append((count, cap))
+                count, cap = 0, max_rows * starts[kind]
+                if len(outer) > max_depth:
                     raise _over(source, "the nesting", "max_input_depth", max_depth, _line(event))
-        elif isinstance(event, yaml.CollectionEndEvent) and counts:
-            counts.pop()
-            caps.pop()
+        elif kind in ends and outer:
+            count, cap = outer.pop()
         yield event
 
 

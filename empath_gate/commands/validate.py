@@ -48,7 +48,7 @@ from empath_gate.instrument.coverage import (
     seeds_by_metric,
     unspoken_seeds,
 )
-from empath_gate.instrument.loader import load_instrument, pyproject_suites_dirs, shipped_paths
+from empath_gate.instrument.loader import gc_paused, load_instrument, pyproject_suites_dirs, shipped_paths
 from empath_gate.instrument.models import Instrument
 from empath_gate.instrument.review import checklist_version, review_problems
 from empath_gate.plan import plan_counts
@@ -121,6 +121,11 @@ def _text(data: dict[str, Any], notes: list[str]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Validate; print the summary on stdout (exit 0) or every problem on stderr (exit 2)."""
+    with gc_paused():
+        return _validate(args)
+
+
+def _validate(args: argparse.Namespace) -> int:
     layers: tuple[Path, ...] = tuple(args.suites) if args.suites else pyproject_suites_dirs(
         Path.cwd() / "pyproject.toml")
     try:

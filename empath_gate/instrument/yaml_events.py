@@ -40,17 +40,9 @@ class _Unusual(Exception):
     """Something the one-pass reader leaves to the node way (module docstring)."""
 
 
-def _scalar(loader: Any, event: Any, resolvers: dict[Any, list[tuple[str, Any]]], wildcard: list[Any]) -> Any:
-    """The value of a scalar event as the loader's composer and constructor would make it."""
-    if event.tag is not None:
-        raise _Unusual("explicit tag")
-    value: str = event.value
-    if not event.implicit[0]:  # quoted, or a block scalar: always a string
-        return value
-    candidates = resolvers.get(value[0] if value else "", ())
-    if not candidates and not wildcard:
-        return value
-    for tag, rx in (*candidates, *wildcard):
+def _resolved(loader: Any, event: Any, value: str, rules: list[tuple[str, Any]]) -> Any:
+    """The value of a plain scalar that may not be a string, as the loader resolves and builds it."""
+    for tag, rx in rules:
         if rx.match(value):
             method = _BUILT.get(tag)
             if method is None:
@@ -70,57 +62,69 @@ def build_from_events(loader: Any, source: str, limits: InputLimits
 
     resolvers = type(loader).yaml_implicit_resolvers
     wildcard = list(resolvers.get(None, ()))
+    # first character -> the implicit resolvers to try, for characters that have any
+    rules: dict[str, list[tuple[str, Any]]] = {
+        c: [*rs, *wildcard] for c, rs in resolvers.items() if c is not None and (rs or wildcard)}
     lines: dict[str, int] = {}
     # open collections: [container, its pointer, the pending key of a mapping (None: expecting a key)]
     stack: list[list[Any]] = []
     root: Any = None
     documents = 0
     seen_root = False
-    scalar_event, seq_start, map_start = yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent
+    scalar, seq_start, map_start = yaml.ScalarEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent
+    ends = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
     try:
         for event in checked_events(loader, source, limits):
-            if isinstance(event, (scalar_event, seq_start, map_start)):
-                if isinstance(event, scalar_event):
-                    value: Any = _scalar(loader, event, resolvers, wildcard)
-                    opened = False
-                else:
-                    if event.tag is not None:
-                        raise _Unusual("explicit tag")
-                    value = {} if isinstance(event, map_start) else []
-                    opened = True
-                line = event.start_mark.line + 1 if event.start_mark is not None else 1
-                if not stack:
-                    if seen_root:
-                        raise _Unusual("a second root")
-                    seen_root, root = True, value
-                    lines[""] = line
-                    ptr = ""
-                else:
-                    top = stack[-1]
-                    container = top[0]
-                    if isinstance(container, list):
-                        ptr = f"{top[1]}/{len(container)}"
-                        lines[ptr] = line
-                        container.append(value)
-                    elif top[2] is None:  # a mapping's key
-                        if opened or not isinstance(value, str) or value in container:
-                            raise _Unusual("a key that is not a new string")
-                        top[2] = (value, line)
-                        continue
-                    else:
-                        key, key_line = top[2]
-                        top[2] = None
-                        ptr = f"{top[1]}/{escape_pointer_token(key)}"
-                        lines[ptr] = key_line
-                        container[key] = value
-                if opened:
-                    stack.append([value, ptr, None])
-            elif isinstance(event, yaml.CollectionEndEvent):
-                stack.pop()
-            elif isinstance(event, yaml.DocumentStartEvent):
-                documents += 1
-                if documents > 1 or event.version is not None or event.tags:
-                    raise _Unusual("a second document or a directive")
+            kind = type(event)
+            if kind is scalar:
+                if event.tag is not None:
+                    raise _Unusual("explicit tag")
+                value: Any = event.value
+                if event.implicit[0]:  # plain: maybe null, a boolean or a number
+                    rule = rules.get(value[0] if value else "")
+                    if rule is not None:
+                        value = _resolved(loader, event, value, rule)
+                    elif wildcard:
+                        value = _resolved(loader, event, value, wildcard)
+                opened = False
+            elif kind is seq_start or kind is map_start:
+                if event.tag is not None:
+                    raise _Unusual("explicit tag")
+                value = {} if kind is map_start else []
+                opened = True
+            else:
+                if kind in ends:
+                    stack.pop()
+                elif kind is yaml.DocumentStartEvent:
+                    documents += 1
+                    if documents > 1 or event.version is not None or event.tags:
+                        raise _Unusual("a second document or a directive")
+                continue
+            if stack:
+                top = stack[-1]
+                container = top[0]
+                if top[2] is not None:  # a mapping's value
+                    key, key_line = top[2]
+                    top[2] = None
+                    ptr = f"{top[1]}/{escape_pointer_token(key)}"
+                    lines[ptr] = key_line
+                    container[key] = value
+                elif type(container) is list:
+                    ptr = f"{top[1]}/{len(container)}"
+                    lines[ptr] = event.start_mark.line + 1
+                    container.append(value)
+                else:  # a mapping's key
+                    if opened or type(value) is not str or value in container:
+                        raise _Unusual("a key that is not a new string")
+                    top[2] = (value, event.start_mark.line + 1)
+                    continue
+            else:
+                if seen_root:
+                    raise _Unusual("a second root")
+                seen_root, root, ptr = True, value, ""
+                lines[""] = event.start_mark.line + 1
+            if opened:
+                stack.append([value, ptr, None])
     except (_Unusual, yaml.YAMLError):
         return None
     if not seen_root:

@@ -94,7 +94,8 @@ class YamlSyntaxError(Exception):
 
 def escape_pointer_token(token: str | int) -> str:
     """RFC 6901 escaping of one pointer token (``~`` -> ``~0``, ``/`` -> ``~1``)."""
-    return str(token).replace("~", "~0").replace("/", "~1")
+    text = str(token)
+    return text.replace("~", "~0").replace("/", "~1") if "~" in text or "/" in text else text
 
 
 def pointer(parts: tuple[str | int, ...] | list[str | int]) -> str:
