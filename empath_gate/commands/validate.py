@@ -5,7 +5,9 @@ Usage::
     empath-gate validate [--suites DIR]... [--thresholds PATH] [--waivers PATH] [--format text|json]
 
 Without ``--suites``, the directories of ``[tool.empath-gate] suites_dirs`` in
-``./pyproject.toml`` are layered (when present). Exit 0 when everything is valid, 2 with every
+``./pyproject.toml`` are layered (when present). The input limits (``max_yaml_bytes``...) are
+the settings' (``[tool.empath-gate]`` < ``EMPATH_*``), as for every command; a setting that is
+not valid is a usage error (exit 2). Exit 0 when everything is valid, 2 with every
 problem on stderr (one per line: ``file:line: /pointer: what — fix``; at most 50, then a
 count of the others). With ``--format json`` stderr is instead one JSON object
 ``{"valid": false, "problems": [...]}`` with every problem; stdout stays empty.
@@ -126,8 +128,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    layers: tuple[Path, ...] = tuple(args.suites) if args.suites else pyproject_suites_dirs(
-        Path.cwd() / "pyproject.toml")
+    from empath_gate.settings.load import load_settings
+
+    pyproject = Path.cwd() / "pyproject.toml"
+    load_settings(pyproject=pyproject)  # the input limits: [tool.empath-gate] < EMPATH_* (as every command)
+    layers: tuple[Path, ...] = tuple(args.suites) if args.suites else pyproject_suites_dirs(pyproject)
     try:
         instrument = load_instrument(layers, args.thresholds, args.waivers)
     except SuiteError as exc:
