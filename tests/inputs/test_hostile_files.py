@@ -134,6 +134,16 @@ def test_the_generated_large_layers_are_valid_without_seed_notes(tmp_path: Path)
     assert len("".join(minimal_seed_lines(minimal_seeds_fitting(3_000_000) + 1)).encode()) > 3_000_000
 
 
+@pytest.mark.parametrize("layer", ["none", "bomb"])
+def test_validate_imports_neither_litellm_nor_jsonschema_nor_scipy(tmp_path: Path, layer: str) -> None:
+    args = [] if layer == "none" else ["--suites", str(_layer(tmp_path, "seeds/bomb.yaml", ALIAS_BOMB))]
+    code = ("import sys; from empath_gate.cli import main; code = main(sys.argv[1:]); "
+            "heavy = {'litellm', 'jsonschema', 'scipy'}; "
+            "print(code, sorted({m.split('.')[0] for m in sys.modules} & heavy))")
+    proc = _run(["-c", code, "validate", *args], tmp_path)
+    assert proc.stdout.splitlines()[-1] == ("0 []" if layer == "none" else "2 []"), proc.stdout + proc.stderr
+
+
 def test_validate_takes_the_limits_from_pyproject(tmp_path: Path) -> None:
     long_instruction = "You cannot sleep and ask what to do about it. " * 100
     layer = _layer(tmp_path, "seeds/long.yaml", SEED.format(instruction=long_instruction))
