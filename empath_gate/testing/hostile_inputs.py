@@ -9,7 +9,9 @@ The same builders feed ``tests/inputs/test_hostile_files.py`` and ``bench/bench_
   written by :func:`seeds_yaml`: 1,400 seeds make about 3 MB);
 * :func:`minimal_seed_lines`: the smallest valid seed the seed schema accepts, one flow-style
   line each (required keys only, the shortest instruction allowed, a unique one-word script),
-  about 145 bytes a seed: 3 MB holds about 20,600 of them, so 40,000 need about 5.8 MB;
+  156 bytes a seed: 3 MB holds 19,230 of them (:func:`minimal_seeds_fitting`), and 40,000 need
+  6.2 MB. 40,000 cannot fit in 3 MB: a seed's required key names and shortest instruction
+  alone take 87 bytes, and 3 MB leaves each of 40,000 seeds 75;
 * :func:`write_layer`: a team layer folder holding one seed file.
 
 Every layer these build validates (``empath-gate validate --suites DIR`` exits 0) within the
