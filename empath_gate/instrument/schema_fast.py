@@ -243,7 +243,8 @@ def surely_valid(data: Any, schema: Mapping[str, Any]) -> bool:
     """True only when ``data`` certainly matches ``schema`` (module docstring); False when it
     does not or the walk cannot decide. Nesting is bounded by the input limits already. The
     schema is compiled into one function per subschema the first time it is seen (the schemas
-    are loaded once), so a large file costs one call per value instead of a keyword lookup."""
+    are loaded once and never changed), so a large file costs one call per value instead of
+    keyword lookups."""
     check = _check_of(schema)
     if check is None:
         return False
