@@ -1,130 +1,128 @@
-"""Benchmark: ``empath-gate validate`` on large team layers and on a YAML alias bomb.
+"""Benchmark: bounded parsing of hostile and large instrument files, against the targets of issue 14.
 
-Writes three layers into a temporary folder and runs ``empath-gate validate --suites DIR`` on
-each in a fresh process, printing the layer's size, the exit status, the wall time, the CPU
-time (user + system: the figure to read on a busy machine) and the process's peak resident
-memory (``wait4``; the layers are written by another process, so its memory is not counted):
+Writes the layers of :mod:`empath_gate.testing.hostile_inputs` into a temporary folder (in a
+child process, so its memory is not counted) and runs each command in a fresh process, printing
+the exit status, the wall time, the CPU time (user + system: the figure to read on a busy
+machine), the process's peak resident memory (``wait4``) and whether the target is met, judged
+on CPU time and on wall time. Each figure is the best of ``--repeat`` runs.
 
-* ``realistic``: about 1,400 seeds copied from the shipped ones (new ids and scenarios, most
-  script words changed so no two scripts are near-duplicates), about 3 MB;
-* ``minimal``: 40,000 seeds with only the required keys, about 3 MB;
-* ``bomb``: a seed file of nested YAML aliases ("billion laughs", under 1 KB).
+* ``start-up``: ``python -c 'import empath_gate.cli'`` and ``empath-gate --version``;
+* ``bomb``: a seed file of nested YAML aliases ("billion laughs", 358 bytes) under
+  ``validate``, ``run --dry-run`` and ``pytest --collect-only``;
+* ``realistic``: 1,400 seeds copied from the shipped ones (new ids and scenarios, most script
+  words changed so no two are near-duplicates), about 3 MB;
+* ``minimal``: as many of the smallest valid seeds as fit in 3 MB (about 19,200: 40,000 cannot,
+  a seed's required key names and shortest instruction alone take 87 bytes, 3 MB / 40,000 is
+  75), and 40,000 of them (about 6.2 MB) for reference.
 
-Targets (issue 14): each valid layer validates in under 5 s; the bomb ends with exit 2 within
-2 s and under 200 MB.
+Targets (issue 14): the bomb ends with the usage status (CLI 2, pytest 4) within 2 s and under
+200 MB; a valid 3 MB layer validates in under 5 s.
 
-    python bench/bench_inputs.py [--realistic 1400] [--minimal 40000]
+    python bench/bench_inputs.py [--realistic 1400] [--minimal 40000] [--repeat 3]
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 import os
 import subprocess
 import sys
 import tempfile
 import time
-import zlib
 from pathlib import Path
-from typing import Any
 
-import yaml
+from empath_gate.testing.hostile_inputs import (
+    ALIAS_BOMB,
+    minimal_seed_lines,
+    minimal_seeds_fitting,
+    realistic_seeds,
+    seeds_yaml,
+    write_layer,
+)
 
-from empath_gate.resources import shipped_suites_dir
-
-BOMB = """seeds:
-  - &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
-  - &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
-  - &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
-  - &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
-  - &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
-  - &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
-  - &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
-  - &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
-  - &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
-"""
-"""Nine levels of nine aliases: 9**9 (about 387 million) strings once expanded."""
-
-
-def _respell(text: str, k: int) -> str:
-    """``text`` with about 70% of its words given the suffix ``k`` (deterministic)."""
-    return " ".join(w + str(k) if zlib.crc32(f"{w}{k}".encode()) % 10 < 7 else w for w in text.split())
-
-
-def realistic_seeds(n: int) -> list[dict[str, Any]]:
-    """``n`` seeds copied from the shipped ones with new ids, scenarios and respelled scripts."""
-    shipped: list[dict[str, Any]] = []
-    for path in sorted((shipped_suites_dir() / "seeds").glob("*.yaml")):
-        shipped += yaml.safe_load(path.read_text(encoding="utf-8"))["seeds"]
-    out = []
-    for i in range(n):
-        seed = copy.deepcopy(shipped[i % len(shipped)])
-        k = i // len(shipped) + 1  # the copy's number
-        seed["id"] = f"{seed['id']}-b{k}"
-        seed["scenario"] = f"{seed['scenario']}-b{k}"
-        seed["script"] = [_respell(t, k) for t in seed["script"]]
-        seed.pop("review", None)
-        out.append(seed)
-    return out
-
-
-def minimal_seeds(n: int) -> list[dict[str, Any]]:
-    """``n`` valid seeds with only the required keys: the shortest instruction and script allowed."""
-    return [{"id": f"m{i:05d}", "locale": "en-US", "scenario": f"m{i:05d}",
-             "instruction": f"You ask for help with worry {i:05d}.", "primary_metrics": ["crisis_detection"],
-             "risk": {"level": "none"}, "script": [f"w{i}", f"x{i}"]}
-            for i in range(n)]
-
-
-def write_layer(root: Path, name: str, text: str) -> Path:
-    """A layer ``root/name`` holding ``seeds/bench.yaml`` with ``text``; returns the layer."""
-    (root / name / "seeds").mkdir(parents=True)
-    (root / name / "seeds" / "bench.yaml").write_text(text, encoding="utf-8")
-    return root / name
-
-
-def validate(layer: Path) -> tuple[int, float, float, float]:
-    """``(exit status, wall seconds, CPU seconds, peak MB)`` of ``empath-gate validate --suites layer``."""
-    start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "empath_gate.cli", "validate", "--suites", str(layer)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+THREE_MB = 3_000_000
+"""The size of the layers the target names, in bytes."""
 
 
 def write_layers(root: Path, realistic: int, minimal: int) -> None:
-    """The three layers of the module docstring, under ``root``."""
-    write_layer(root, "realistic", yaml.safe_dump(
-        {"seeds": realistic_seeds(realistic)}, allow_unicode=True, sort_keys=False, width=100))
-    write_layer(root, "minimal", yaml.safe_dump(
-        {"seeds": minimal_seeds(minimal)}, allow_unicode=True, sort_keys=False, width=200,
-        default_flow_style=None))
-    write_layer(root, "bomb", BOMB)
+    """The layers of the module docstring, under ``root``."""
+    write_layer(root, "realistic", seeds_yaml(realistic_seeds(realistic)))
+    write_layer(root, "minimal-3mb", "".join(minimal_seed_lines(minimal_seeds_fitting(THREE_MB))))
+    write_layer(root, "minimal", "".join(minimal_seed_lines(minimal)))
+    write_layer(root, "bomb", ALIAS_BOMB)
+
+
+def measure(argv: list[str], cwd: Path, repeat: int) -> tuple[int, float, float, float]:
+    """``(exit status, wall s, CPU s, peak MB)`` of ``argv`` in a fresh process: the best wall
+    and CPU time of ``repeat`` runs, the largest peak memory."""
+    best = (0, float("inf"), float("inf"), 0.0)
+    for _ in range(repeat):
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        best = (proc.returncode, min(best[1], wall), min(best[2], usage.ru_utime + usage.ru_stime),
+                max(best[3], usage.ru_maxrss / 1024))
+    return best
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "NOT met"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--realistic", type=int, default=1400, help="seeds of the realistic layer")
-    parser.add_argument("--minimal", type=int, default=40_000, help="seeds of the minimal layer")
+    parser.add_argument("--minimal", type=int, default=40_000, help="seeds of the large minimal layer")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each command (the best is shown)")
     parser.add_argument("--write", type=Path, help=argparse.SUPPRESS)  # the writing child process
     args = parser.parse_args()
     if args.write is not None:
         write_layers(args.write, args.realistic, args.minimal)
         return 0
+    py = sys.executable
+    cli = [py, "-m", "empath_gate.cli"]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        subprocess.run([sys.executable, __file__, "--write", str(root), "--realistic", str(args.realistic),
+        subprocess.run([py, __file__, "--write", str(root), "--realistic", str(args.realistic),
                         "--minimal", str(args.minimal)], check=True)
-        head = ("layer", "bytes", "seeds", "exit", "wall s", "CPU s", "peak MB")
-        print("{:<10} {:>10} {:>6} {:>4} {:>7} {:>6} {:>8}".format(*head))
-        for name, count in (("realistic", args.realistic), ("minimal", args.minimal), ("bomb", 0)):
-            layer = root / name
-            size = (layer / "seeds" / "bench.yaml").stat().st_size
-            code, wall, cpu, peak = validate(layer)
-            print(f"{name:<10} {size:>10,} {count:>6} {code:>4} {wall:>7.2f} {cpu:>6.2f} {peak:>8.0f}")
+
+        def size(name: str) -> str:
+            data = (root / name / "seeds" / "bench.yaml").read_bytes()
+            return f"{len(data):,} B, {data.count(b'id: ') if name != 'bomb' else 0:,} seeds"
+
+        bomb = str(root / "bomb")
+        rows: list[tuple[str, str, list[str], int | None, float, float | None]] = [
+            # (case, input, command, expected exit, wall/CPU target s, peak MB target)
+            ("import empath_gate.cli", "-", [py, "-c", "import empath_gate.cli"], 0, 0.0, None),
+            ("empath-gate --version", "-", [*cli, "--version"], 0, 0.0, None),
+            ("validate", f"bomb ({size('bomb')})", [*cli, "validate", "--suites", bomb], 2, 2.0, 200.0),
+            ("run --dry-run", "bomb", [*cli, "run", "--suite", "smoke", "--dry-run", "--suites-dir", bomb],
+             2, 2.0, 200.0),
+            ("pytest --collect-only", "bomb", [py, "-m", "pytest", "--empath-suite", "smoke", "--collect-only",
+                                               "-q", "-p", "no:cacheprovider", "--empath-suites-dir", bomb],
+             4, 2.0, 200.0),
+            ("validate", f"realistic ({size('realistic')})",
+             [*cli, "validate", "--suites", str(root / "realistic")], 0, 5.0, None),
+            ("validate", f"minimal-3mb ({size('minimal-3mb')})",
+             [*cli, "validate", "--suites", str(root / "minimal-3mb")], 0, 5.0, None),
+            ("validate", f"minimal ({size('minimal')}, over 3 MB)",
+             [*cli, "validate", "--suites", str(root / "minimal")], 0, 0.0, None),
+        ]
+        print(f"best of {args.repeat} runs; CPU = user + system seconds; peak = resident MB")
+        head = ("command", "input", "exit", "wall s", "CPU s", "peak MB", "target", "CPU", "wall")
+        print("{:<22} {:<44} {:>4} {:>7} {:>6} {:>7}  {:<22} {:<8} {:<8}".format(*head))
+        for case, what, argv, expect, seconds, peak_mb in rows:
+            code, wall, cpu, peak = measure(argv, root, args.repeat)
+            if seconds:
+                target = f"exit {expect}, < {seconds:g} s" + (f", < {peak_mb:g} MB" if peak_mb else "")
+                ok_code = code == expect and (peak_mb is None or peak < peak_mb)
+                on_cpu, on_wall = _verdict(ok_code and cpu < seconds), _verdict(ok_code and wall < seconds)
+            else:
+                target, on_cpu, on_wall = "(figure only)", "", ""
+            print(f"{case:<22} {what:<44} {code:>4} {wall:>7.2f} {cpu:>6.2f} {peak:>7.0f}  {target:<22} "
+                  f"{on_cpu:<8} {on_wall:<8}")
     return 0
 
 

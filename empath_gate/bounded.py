@@ -271,45 +271,64 @@ def check_body(text: str, source: str, limits: InputLimits | None = None) -> str
 _Parser: type[Any] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+def checked_events(loader: Any, source: str, limits: InputLimits) -> Iterator[Any]:
+    """The parse events of ``loader`` (a PyYAML loader or parser over one text), each checked
+    before it is yielded: an anchor or an alias, a scalar over ``max_field_chars``, nesting
+    over ``max_input_depth`` or a list or mapping over ``max_input_rows`` entries raises
+    InputLimitError with the 1-based line. ``yaml.YAMLError`` (a syntax error) propagates.
+    The one check of :func:`scan_yaml` and of the instrument's event reader
+    (:mod:`empath_gate.instrument.yaml_events`)."""
+    max_chars, max_depth, max_rows = limits.max_field_chars, limits.max_input_depth, limits.max_input_rows
+    outer: list[tuple[int, int]] = []  # (count, cap) of the enclosing open collections
+    count, cap = 0, -1  # node events inside the innermost open collection and the most it may
+    # hold (a mapping entry is two events); cap -1: none is open
+    scalar, alias = yaml.ScalarEvent, yaml.AliasEvent
+    starts = {yaml.SequenceStartEvent: 1, yaml.MappingStartEvent: 2}
+    ends = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
+    for event in iter(loader.get_event, None):
+        kind = type(event)
+        if kind is scalar or kind in starts or kind is alias:
+            if event.anchor is not None:
+                line = _line(event)
+                if kind is alias:
+                    raise InputLimitError(source, f"YAML alias *{event.anchor} is not allowed",
+                                          "write the value out in full (anchors and aliases are refused)",
+                                          line)
+                raise InputLimitError(source, f"YAML anchor &{event.anchor} is not allowed",
+                                      "write the value out in full (anchors and aliases are refused)", line)
+            if cap >= 0:
+                count += 1
+                if count > cap:
+                    raise _over(source, "a list or mapping", "max_input_rows", max_rows, _line(event))
+            if kind is scalar:
+                if len(event.value) > max_chars:
+                    raise _over(source, f"a value of {len(event.value):,} characters", "max_field_chars",
+                                max_chars, _line(event))
+            else:
+                outer.append((count, cap))
+                count, cap = 0, max_rows * starts[kind]
+                if len(outer) > max_depth:
+                    raise _over(source, "the nesting", "max_input_depth", max_depth, _line(event))
+        elif kind in ends and outer:
+            count, cap = outer.pop()
+        yield event
+
+
+def _line(event: Any) -> int | None:
+    return event.start_mark.line + 1 if event.start_mark is not None else None
+
+
 def scan_yaml(text: str, source: str, limits: InputLimits | None = None, *, fast: bool = True) -> None:
     """Walk the parse events of YAML ``text`` (no node is composed) and refuse an anchor or an
     alias, a scalar over ``max_field_chars``, nesting over ``max_input_depth`` and a list or
-    mapping over ``max_input_rows`` entries; InputLimitError with the 1-based line. Syntax
-    errors are left to the parser that follows (``yaml.YAMLError`` ends the scan quietly)."""
+    mapping over ``max_input_rows`` entries (:func:`checked_events`); InputLimitError with the
+    1-based line. Syntax errors are left to the parser that follows (``yaml.YAMLError`` ends
+    the scan quietly)."""
     lim = limits or current_limits()
     loader = (_Parser if fast else yaml.SafeLoader)(text)
-    counts: list[int] = []  # node events inside each open collection, innermost last
-    caps: list[int] = []  # the most each may hold (a mapping entry is two events)
     try:
-        while loader.check_event():
-            event = loader.get_event()
-            line = event.start_mark.line + 1 if event.start_mark is not None else None
-            if isinstance(event, yaml.AliasEvent):
-                raise InputLimitError(source, f"YAML alias *{event.anchor} is not allowed",
-                                      "write the value out in full (anchors and aliases are refused)", line)
-            if isinstance(event, (yaml.CollectionEndEvent, yaml.DocumentEndEvent, yaml.StreamEndEvent)):
-                if isinstance(event, yaml.CollectionEndEvent) and counts:
-                    counts.pop()
-                    caps.pop()
-                continue
-            if not isinstance(event, yaml.NodeEvent):
-                continue
-            if event.anchor is not None:
-                raise InputLimitError(source, f"YAML anchor &{event.anchor} is not allowed",
-                                      "write the value out in full (anchors and aliases are refused)", line)
-            if counts:
-                counts[-1] += 1
-                if counts[-1] > caps[-1]:
-                    raise _over(source, "a list or mapping", "max_input_rows", lim.max_input_rows, line)
-            if isinstance(event, yaml.ScalarEvent):
-                if len(event.value) > lim.max_field_chars:
-                    raise _over(source, f"a value of {len(event.value):,} characters", "max_field_chars",
-                                lim.max_field_chars, line)
-            elif isinstance(event, yaml.CollectionStartEvent):
-                counts.append(0)
-                caps.append(lim.max_input_rows * (2 if isinstance(event, yaml.MappingStartEvent) else 1))
-                if len(counts) > lim.max_input_depth:
-                    raise _over(source, "the nesting", "max_input_depth", lim.max_input_depth, line)
+        for _ in checked_events(loader, source, lim):
+            pass
     except yaml.YAMLError:
         return
     finally:
@@ -332,6 +351,7 @@ __all__ = [
     "JsonLineError",
     "check_body",
     "check_tree",
+    "checked_events",
     "configure_limits",
     "csv_header",
     "current_limits",

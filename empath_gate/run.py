@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from empath_gate import __version__
-from empath_gate.results.io import now_iso, read_results
 
 if TYPE_CHECKING:
     from empath_gate.instrument.models import Instrument
@@ -33,6 +32,13 @@ if TYPE_CHECKING:
 
 Progress = Callable[[str], None]
 """Receives one human progress line at a time (``"12/48 transcripts, 3 cache hits …"``)."""
+
+
+def _now_iso() -> str:
+    """:func:`empath_gate.results.io.now_iso`, imported when a run starts (not with this module)."""
+    from empath_gate.results.io import now_iso
+
+    return now_iso()
 
 
 @dataclass(frozen=True)
@@ -53,7 +59,7 @@ class RunSetup:
     results_path: Path
     transcripts_dir: Path
     layers: tuple[LayerInfo, ...] = ()
-    started_at: str = field(default_factory=now_iso)
+    started_at: str = field(default_factory=_now_iso)
 
 
 def waivers_path(settings: Settings) -> Path | None:
@@ -68,12 +74,15 @@ def load_run_instrument(settings: Settings) -> tuple[Instrument, tuple[LayerInfo
     """The instrument with the team layers of ``settings`` (suites directories, thresholds,
     waivers) and those layers' content hashes. Raises ConfigError/SuiteError naming the file."""
     from empath_gate.instrument.loader import load_instrument
-    from empath_gate.results.layers import team_layers
 
     waivers = waivers_path(settings)
     instrument = load_instrument(
         extra_dirs=settings.suites_dirs, thresholds_path=settings.thresholds, waivers_path=waivers
     )
+    # imported once the instrument is read: the results package brings the statistics (scipy),
+    # which a broken or hostile instrument file should not wait for
+    from empath_gate.results.layers import team_layers
+
     return instrument, team_layers(settings.suites_dirs, settings.thresholds, waivers)
 
 
@@ -93,7 +102,12 @@ def prepare(
     profile = resolve_profile(settings)
     template_of(profile.settings)  # a broken target template is a usage error before anything runs
     plan = plan_for_profile(instrument, profile, suites, shard_spec=shard)
-    baseline = read_results(settings.baseline) if settings.baseline else None
+    if settings.baseline:
+        from empath_gate.results.io import read_results
+
+        baseline = read_results(settings.baseline)
+    else:
+        baseline = None
     results_path = Path(settings.results)
     return RunSetup(
         settings=profile.settings,

@@ -18,7 +18,7 @@ from fixture_instrument import METRICS, instrument_files, write_instrument
 from empath_gate.errors import ConfigError
 from empath_gate.instrument.loader import load_instrument
 from empath_gate.instrument.models import Instrument
-from empath_gate.plan import Plan, build_plan, parse_shard, shard
+from empath_gate.plan import Plan, build_plan, parse_shard, plan_counts, shard
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -132,6 +132,20 @@ def test_overlapping_suites_share_conversations(inst: Instrument) -> None:
     crisis_only = build_plan(inst, ["crisis"])
     assert [c.conversation_id for c in both.conversations[: len(crisis_only.conversations)]] == [
         c.conversation_id for c in crisis_only.conversations]
+
+
+def test_plan_counts_are_the_built_plan_sizes(inst: Instrument) -> None:
+    shipped = load_instrument()
+    for instrument in (inst, shipped):
+        selections = [[s.id] for s in instrument.suites] + [[s.id for s in instrument.suites]]
+        for suite_ids in selections:
+            plan = build_plan(instrument, suite_ids, runs=2)
+            counts = plan_counts(instrument, suite_ids, runs=2)
+            assert (counts.seeds, counts.conversations, counts.items, counts.runs) == (
+                len({c.seed_id for c in plan.conversations}), len(plan.conversations), len(plan.items),
+                plan.runs), suite_ids
+    with pytest.raises(ConfigError, match="unknown suite 'crysis'"):
+        plan_counts(inst, ["crysis"])
 
 
 def test_plan_id_identifies_the_selection(inst: Instrument) -> None:

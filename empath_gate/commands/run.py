@@ -59,13 +59,15 @@ def progress_printer(every_s: float = 2.0) -> Callable[[str], None]:
 def run(args: argparse.Namespace) -> int:
     """Run the plan (or print its size with ``--dry-run``); returns the exit status."""
     from empath_gate.errors import ConfigError, SuiteError
-    from empath_gate.judging.hygiene import JudgeHygieneWarning, check_judge_hygiene
-    from empath_gate.llm.local import check_installed
-    from empath_gate.report.terminal import render_terminal
     from empath_gate.run import evaluate_run, header_lines, prepare, run_plan, write_run
 
     settings = load_command_settings(args, "run")
     setup = prepare(settings, split_suites(given(args, "suites")), shard=given(args, "shard"))
+    # the rest is imported once the instrument is read (a broken input file ends the run sooner)
+    from empath_gate.judging.hygiene import JudgeHygieneWarning, check_judge_hygiene
+    from empath_gate.llm.local import check_installed
+    from empath_gate.report.terminal import render_terminal
+
     if args.dry_run:
         from empath_gate.plan.estimate import estimate, render_estimate
 

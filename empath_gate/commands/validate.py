@@ -5,7 +5,9 @@ Usage::
     empath-gate validate [--suites DIR]... [--thresholds PATH] [--waivers PATH] [--format text|json]
 
 Without ``--suites``, the directories of ``[tool.empath-gate] suites_dirs`` in
-``./pyproject.toml`` are layered (when present). Exit 0 when everything is valid, 2 with every
+``./pyproject.toml`` are layered (when present). The input limits (``max_yaml_bytes``...) are
+the settings' (``[tool.empath-gate]`` < ``EMPATH_*``), as for every command; a setting that is
+not valid is a usage error (exit 2). Exit 0 when everything is valid, 2 with every
 problem on stderr (one per line: ``file:line: /pointer: what — fix``; at most 50, then a
 count of the others). With ``--format json`` stderr is instead one JSON object
 ``{"valid": false, "problems": [...]}`` with every problem; stdout stays empty.
@@ -51,10 +53,10 @@ from empath_gate.instrument.coverage import (
     seeds_by_metric,
     unspoken_seeds,
 )
-from empath_gate.instrument.loader import load_instrument, pyproject_suites_dirs, shipped_paths
+from empath_gate.instrument.loader import gc_paused, load_instrument, pyproject_suites_dirs, shipped_paths
 from empath_gate.instrument.models import Instrument
 from empath_gate.instrument.review import checklist_version, review_problems, unreviewed_notes
-from empath_gate.plan import build_plan
+from empath_gate.plan import plan_counts
 
 EXIT_OK = 0
 EXIT_INVALID = 2
@@ -77,12 +79,12 @@ def summary(instrument: Instrument) -> dict[str, Any]:
     """The counts ``--format json`` prints (see the module docstring for the keys)."""
     suites: dict[str, Any] = {}
     for s in instrument.suites:
-        plan = build_plan(instrument, [s.id])
+        counts = plan_counts(instrument, [s.id])
         suites[s.id] = {
-            "seeds": len({c.seed_id for c in plan.conversations}),
-            "conversations": len(plan.conversations),
-            "items": len(plan.items),
-            "runs": plan.runs,
+            "seeds": counts.seeds,
+            "conversations": counts.conversations,
+            "items": counts.items,
+            "runs": counts.runs,
             "metrics": s.metrics,
             "personas": s.personas.mode + (" (worst case only)" if s.personas.worst_case_only else ""),
         }
@@ -144,8 +146,16 @@ def _text(data: dict[str, Any], notes: list[str]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Validate; print the summary on stdout (exit 0) or every problem on stderr (exit 2)."""
-    layers: tuple[Path, ...] = tuple(args.suites) if args.suites else pyproject_suites_dirs(
-        Path.cwd() / "pyproject.toml")
+    with gc_paused():
+        return _validate(args)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from empath_gate.settings.load import load_settings
+
+    pyproject = Path.cwd() / "pyproject.toml"
+    load_settings(pyproject=pyproject)  # the input limits: [tool.empath-gate] < EMPATH_* (as every command)
+    layers: tuple[Path, ...] = tuple(args.suites) if args.suites else pyproject_suites_dirs(pyproject)
     try:
         instrument = load_instrument(layers, args.thresholds, args.waivers)
     except SuiteError as exc:

@@ -45,9 +45,12 @@ def reachable_personas(instrument: Instrument) -> set[str]:
     dimension_of = {m.id: m.dimension for m in instrument.metrics}
     by_locale = personas_by_locale(instrument.personas)
     reached: set[str] = set()
+    every = {p.id for p in instrument.personas}
     for suite in instrument.suites:
         for seed in suite_seeds(suite, instrument.seeds, dimension_of):
             reached.update(p.id for p in assign_personas(suite.personas, seed, by_locale))
+            if reached == every:
+                return reached  # nothing more to find (a large layer's seeds need not be walked)
     return reached
 
 

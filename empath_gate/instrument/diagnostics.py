@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jsonschema.exceptions import ValidationError as SchemaError
-from jsonschema.exceptions import best_match
 from pydantic import ValidationError as ModelError
 
 from empath_gate.instrument.models import SLUG_PATTERN
 from empath_gate.instrument.yaml_io import pointer
+
+if TYPE_CHECKING:  # jsonschema is imported only when a file fails the fast schema walk
+    from jsonschema.exceptions import ValidationError as SchemaError
 
 Diagnostic = tuple[str, str, str | None]
 """(JSON pointer, what is wrong, what to fix or None)."""
@@ -166,6 +167,8 @@ def _alternatives(error: SchemaError) -> list[Diagnostic]:
         deep = _closest_objects(deep, error.instance)
     if len(deep) == 1:
         return [d for sub in deep[0] for d in schema_diagnostics(sub)]
+    from jsonschema.exceptions import best_match
+
     best = best_match(context)
     return schema_diagnostics(best) if best is not None else [(ptr, error.message, None)]
 

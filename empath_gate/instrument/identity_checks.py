@@ -143,10 +143,21 @@ def _character_conflicts(
 def speaker_conflicts(seed: Seed, personas: Sequence[Persona]) -> list[IdentityConflict]:
     """The fixed character is not a fitting persona of the seed's locale, or no persona may
     speak the seed. ``personas``: every persona of the instrument."""
+    return _speaker_conflicts(seed, personas, [p for p in personas if p.locale == seed.locale], {})
+
+
+def _speaker_conflicts(seed: Seed, personas: Sequence[Persona], local: Sequence[Persona],
+                       spoken: dict[tuple[str, Speaker], bool]) -> list[IdentityConflict]:
+    """:func:`speaker_conflicts` given the personas of the seed's locale (``local``) and a memo of
+    whether some of them may speak a seed without character, per (locale, speaker): that is all
+    :func:`~empath_gate.instrument.identity.may_speak` reads of such a seed."""
     if seed.character is not None:
         return _character_conflicts(seed, seed.character, personas)
-    local = [p for p in personas if p.locale == seed.locale]
-    if local and not any(may_speak(seed, p) for p in local):
+    key = (seed.locale, seed.speaker)
+    fits = spoken.get(key)
+    if fits is None:
+        fits = spoken[key] = not local or any(may_speak(seed, p) for p in local)
+    if not fits:
         unheld = _unheld_roles(seed.speaker, [p for p in local if not p.reserved])
         why = f"; no {seed.locale} persona holds the role {', '.join(unheld)}" if unheld else ""
         what = f"no {seed.locale} persona may speak it (speaker: {describe_speaker(seed.speaker)}){why}"
@@ -174,6 +185,11 @@ def identity_conflicts(seeds: Sequence[Seed], personas: Sequence[Persona],
     """Every identity conflict, seeds in order (instruction, script, speaker), then personas
     (``listed``: persona ids an ``empath_md5`` suite names, see :func:`reserved_conflicts`)."""
     out: list[IdentityConflict] = []
+    by_locale: dict[str, list[Persona]] = {}
+    for p in personas:
+        by_locale.setdefault(p.locale, []).append(p)
+    spoken: dict[tuple[str, Speaker], bool] = {}
     for seed in seeds:
-        out += instruction_conflicts(seed) + script_conflicts(seed) + speaker_conflicts(seed, personas)
+        out += instruction_conflicts(seed) + script_conflicts(seed)
+        out += _speaker_conflicts(seed, personas, by_locale.get(seed.locale, []), spoken)
     return out + reserved_conflicts(seeds, personas, listed)

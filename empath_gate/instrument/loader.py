@@ -34,9 +34,11 @@ Every problem reads ``path/to/file.yaml:LINE: /json/pointer: what is wrong — w
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import gc
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from empath_gate.errors import ConfigError
@@ -81,6 +83,21 @@ def shipped_paths() -> tuple[Path, Path]:
 # --------------------------------------------------------------------------- entry point
 
 
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause Python's cycle collector inside the block (restored after it, also when nested).
+    Loading and checking a large layer makes hundreds of thousands of objects that form no
+    reference cycles, and the collector's passes over them cost about a fifth of the time of
+    validating a 3 MB layer while freeing nothing; reference counting still frees everything."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def load_instrument(
     extra_dirs: Sequence[Path] = (),
     thresholds_path: Path | None = None,
@@ -106,6 +123,13 @@ def load_instrument(
     Raises SuiteError with one line per problem (``file:line: /pointer: what — fix``), or
     ConfigError when the shipped instrument cannot be found.
     """
+    with gc_paused():
+        return _load(extra_dirs, thresholds_path, waivers_path, base_dir, today)
+
+
+def _load(extra_dirs: Sequence[Path], thresholds_path: Path | None, waivers_path: Path | None,
+          base_dir: Path | None, today: dt.date | None) -> Instrument:
+    """:func:`load_instrument`'s work."""
     problems = Problems()
     if base_dir is None:
         base_dir, default_thresholds = shipped_paths()
@@ -261,4 +285,5 @@ def pyproject_suites_dirs(pyproject: Path) -> tuple[Path, ...]:
     return tuple(pyproject.parent / d for d in dirs)
 
 
-__all__ = ["Origin", "Problems", "display_path", "load_instrument", "pyproject_suites_dirs", "shipped_paths"]
+__all__ = ["Origin", "Problems", "display_path", "gc_paused", "load_instrument", "pyproject_suites_dirs",
+           "shipped_paths"]

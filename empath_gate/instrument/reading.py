@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 from pydantic import BaseModel
 from pydantic import ValidationError as ModelError
 
@@ -162,6 +161,8 @@ def _schema_errors(doc: YamlDocument, kind: str, problems: Problems) -> set[int]
     schema = load_schema(kind)
     if surely_valid(doc.data, schema):
         return set()  # the fast walk is sure: jsonschema would find nothing
+    import jsonschema  # only now: a valid instrument never needs it
+
     validator = jsonschema.Draft202012Validator(schema)
     bad: set[int] = set()
     whole_file_bad = False

@@ -9,7 +9,7 @@ speak a seed are ever assigned to it (:func:`empath_gate.instrument.identity.may
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from empath_gate.instrument.cues import is_voice_seed
 from empath_gate.instrument.identity import may_speak, speaker_fits
@@ -19,6 +19,7 @@ from empath_gate.instrument.models import (
     RiskLevel,
     Seed,
     SeedSelector,
+    Speaker,
     Suite,
 )
 
@@ -44,31 +45,39 @@ def seed_matches(selector: SeedSelector, seed: Seed, dimension_of: Mapping[str, 
     metric) and ``dimensions`` (a primary metric of that dimension; ``dimension_of`` maps
     metric id -> dimension id), then restricted by ``locales``, ``covert`` and ``min_risk``.
     """
-    picked = (
-        selector.all
-        or seed.id in selector.ids
-        or any(t in selector.tags for t in seed.tags)
-        or any(m in selector.metrics for m in seed.primary_metrics)
-        or any(dimension_of.get(m) in selector.dimensions for m in seed.primary_metrics)
-    )
-    if not picked:
-        return False
-    if selector.locales and seed.locale not in selector.locales:
-        return False
-    if selector.covert is not None and seed.covert != selector.covert:
-        return False
-    return not (
-        selector.min_risk is not None
-        and seed.risk.level != "unknown"
-        and RISK_ORDER.index(seed.risk.level) < RISK_ORDER.index(selector.min_risk)
-    )
+    return seed_matcher(selector, dimension_of)(seed)
+
+
+def seed_matcher(selector: SeedSelector, dimension_of: Mapping[str, str]) -> Callable[[Seed], bool]:
+    """:func:`seed_matches` for one ``selector``, its ids, tags and metrics turned into sets once
+    (what every loop over all seeds uses: the same answers, without re-reading the selector). A
+    seed of ``unknown`` risk passes every ``min_risk``."""
+    every = selector.all
+    ids, tags = frozenset(selector.ids), frozenset(selector.tags)
+    metrics = frozenset(selector.metrics) | {m for m, d in dimension_of.items() if d in selector.dimensions}
+    locales = frozenset(selector.locales)
+    covert = selector.covert
+    lowest = RISK_ORDER.index(selector.min_risk) if selector.min_risk is not None else 0
+
+    def matches(seed: Seed) -> bool:
+        picked = (every or seed.id in ids or not tags.isdisjoint(seed.tags)
+                  or not metrics.isdisjoint(seed.primary_metrics))
+        if not picked:
+            return False
+        if locales and seed.locale not in locales:
+            return False
+        if covert is not None and seed.covert != covert:
+            return False
+        return not lowest or seed.risk.level == "unknown" or RISK_ORDER.index(seed.risk.level) >= lowest
+
+    return matches
 
 
 def select_seeds(
     selector: SeedSelector, seeds: Sequence[Seed], dimension_of: Mapping[str, str]
 ) -> tuple[Seed, ...]:
     """The seeds ``selector`` picks, in ``seeds`` order."""
-    return tuple(s for s in seeds if seed_matches(selector, s, dimension_of))
+    return tuple(filter(seed_matcher(selector, dimension_of), seeds))
 
 
 def of_suite_kind(suite: Suite, seeds: Sequence[Seed]) -> tuple[Seed, ...]:
@@ -80,17 +89,35 @@ def of_suite_kind(suite: Suite, seeds: Sequence[Seed]) -> tuple[Seed, ...]:
 def suite_seeds(suite: Suite, seeds: Sequence[Seed], dimension_of: Mapping[str, str]) -> tuple[Seed, ...]:
     """The seeds of ``suite``: ``seeds`` united with every ``also_seeds`` selector, in seed
     order, among the seeds of the suite's kind (:func:`of_suite_kind`)."""
-    selectors = (suite.seeds, *suite.also_seeds)
-    return tuple(s for s in of_suite_kind(suite, seeds)
-                 if any(seed_matches(sel, s, dimension_of) for sel in selectors))
+    matchers = [seed_matcher(sel, dimension_of) for sel in (suite.seeds, *suite.also_seeds)]
+    return tuple(s for s in of_suite_kind(suite, seeds) if any(m(s) for m in matchers))
 
 
-def personas_by_locale(personas: Iterable[Persona]) -> dict[str, tuple[Persona, ...]]:
+class PersonasByLocale(dict[str, tuple[Persona, ...]]):
+    """Personas grouped by locale (:func:`personas_by_locale`), remembering which of them may
+    speak each kind of seed: :func:`~empath_gate.instrument.identity.may_speak` reads only the
+    seed's locale, ``character`` and ``speaker``, so seeds that share those share the answer."""
+
+    def __init__(self, groups: Mapping[str, tuple[Persona, ...]]) -> None:
+        super().__init__(groups)
+        self._fitting: dict[tuple[str, str | None, Speaker], tuple[Persona, ...]] = {}
+
+    def fitting(self, seed: Seed) -> tuple[Persona, ...]:
+        """The personas of ``seed``'s locale that may speak it, in group (id) order."""
+        key = (seed.locale, seed.character, seed.speaker)
+        found = self._fitting.get(key)
+        if found is None:
+            found = self._fitting[key] = tuple(p for p in self.get(seed.locale, ()) if may_speak(seed, p))
+        return found
+
+
+def personas_by_locale(personas: Iterable[Persona]) -> PersonasByLocale:
     """Personas grouped by locale, each group sorted by id (the order hashing indexes into)."""
     groups: dict[str, list[Persona]] = {}
     for p in personas:
         groups.setdefault(p.locale, []).append(p)
-    return {loc: tuple(sorted(ps, key=lambda p: p.id)) for loc, ps in sorted(groups.items())}
+    return PersonasByLocale({loc: tuple(sorted(ps, key=lambda p: p.id))
+                             for loc, ps in sorted(groups.items())})
 
 
 def assign_personas(
@@ -115,11 +142,13 @@ def assign_personas(
     Returns ``()`` when no persona fits (the loader reports a seed no persona may speak, and a
     suite left without conversations).
     """
-    fits = md5_may_speak if selector.mode == "empath_md5" else may_speak
-    candidates = [
-        p for p in by_locale.get(seed.locale, ())
-        if fits(seed, p) and (not selector.worst_case_only or p.worst_case)
-    ]
+    if selector.mode == "empath_md5":
+        fitting: Sequence[Persona] = [p for p in by_locale.get(seed.locale, ()) if md5_may_speak(seed, p)]
+    elif isinstance(by_locale, PersonasByLocale):
+        fitting = by_locale.fitting(seed)
+    else:
+        fitting = [p for p in by_locale.get(seed.locale, ()) if may_speak(seed, p)]
+    candidates = [p for p in fitting if p.worst_case] if selector.worst_case_only else fitting
     return pick_personas(selector, seed, candidates)
 
 

@@ -27,6 +27,7 @@ from yaml.constructor import ConstructorError
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from empath_gate.bounded import InputLimits, current_limits, read_bytes, scan_yaml
+from empath_gate.instrument.yaml_events import build_from_events
 
 _BOOL_TAG = "tag:yaml.org,2002:bool"
 _TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
@@ -93,7 +94,8 @@ class YamlSyntaxError(Exception):
 
 def escape_pointer_token(token: str | int) -> str:
     """RFC 6901 escaping of one pointer token (``~`` -> ``~0``, ``/`` -> ``~1``)."""
-    return str(token).replace("~", "~0").replace("/", "~1")
+    text = str(token)
+    return text.replace("~", "~0").replace("/", "~1") if "~" in text or "/" in text else text
 
 
 def pointer(parts: tuple[str | int, ...] | list[str | int]) -> str:
@@ -144,14 +146,26 @@ def _walk(root: Node, lines: dict[str, int]) -> None:
                 stack.append((item, child))
 
 
-def parse_yaml(text: str, path: Path, *, fast: bool = True, limits: InputLimits | None = None
-               ) -> YamlDocument:
+def parse_yaml(text: str, path: Path, *, fast: bool = True, limits: InputLimits | None = None,
+               events: bool = True) -> YamlDocument:
     """Parse ``text`` (the content of ``path``) strictly; raises :class:`YamlSyntaxError` with the
     line of a syntax error or duplicate key, :class:`~empath_gate.bounded.InputLimitError` for an
     anchor, an alias or a broken limit (``limits``, default the current ones). An empty document
-    gives ``data = None``. ``fast=False`` forces the pure-Python parser (same results, used to
-    test both)."""
-    scan_yaml(text, str(path), limits, fast=fast)
+    gives ``data = None``. ``fast=False`` forces the pure-Python parser; ``events=False`` the node
+    way for every text (same results, used to test all of them): by default the text is read in
+    one pass over its events (:mod:`empath_gate.instrument.yaml_events`), and the node way
+    (limits scanned, a node tree composed, constructed and walked) takes only what that pass
+    leaves to it."""
+    lim = limits or current_limits()
+    if events:
+        loader = FastStrictLoader(text) if fast else StrictLoader(text)
+        try:
+            built = build_from_events(loader, str(path), lim)
+        finally:
+            loader.dispose()
+        if built is not None:
+            return YamlDocument(path, built[0], built[1])
+    scan_yaml(text, str(path), lim, fast=fast)
     loader = FastStrictLoader(text) if fast else StrictLoader(text)
     try:
         node = loader.get_single_node()

@@ -4,6 +4,7 @@ rebuilding it from a results file (:mod:`.rebuild`), and the dry-run estimate (:
 from empath_gate.plan.build import (
     Plan,
     PlanConversation,
+    PlanCounts,
     PlanItem,
     PlanTranscript,
     ShardSpec,
@@ -12,12 +13,14 @@ from empath_gate.plan.build import (
     locale_marker,
     offline_subset,
     parse_shard,
+    plan_counts,
     shard,
 )
 
 __all__ = [
     "Plan",
     "PlanConversation",
+    "PlanCounts",
     "PlanItem",
     "PlanTranscript",
     "ShardSpec",
@@ -26,5 +29,6 @@ __all__ = [
     "locale_marker",
     "offline_subset",
     "parse_shard",
+    "plan_counts",
     "shard",
 ]

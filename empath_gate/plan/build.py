@@ -203,27 +203,10 @@ def _plan_rows(
     return conversations, transcripts, items
 
 
-def build_plan(
-    instrument: Instrument,
-    suite_ids: Sequence[str],
-    runs: int | None = None,
-    max_turns: int | None = None,
-) -> Plan:
-    """The plan of ``suite_ids`` (in that order; repeats ignored).
-
-    ``runs`` overrides the suites' run count (else they must agree); ``max_turns`` overrides
-    every conversation's turn budget (else the seed's ``max_turns``, else the suite's).
-
-    Raises ConfigError for an empty or unknown suite id, disagreeing run counts or a bad
-    override; SuiteError when two different seed x persona pairs would share an id.
-    Cost: linear in the number of items (45k items build in about a second).
-    """
-    ordered = _ordered_suites(instrument, suite_ids)
-    if max_turns is not None and max_turns < 1:
-        raise ConfigError(f"max_turns must be at least 1 (got {max_turns})")
-    n_runs = _resolve_runs(instrument, ordered, runs)
-
-    metric_order = {m.id: i for i, m in enumerate(instrument.metrics)}
+def _select_conversations(instrument: Instrument, ordered: Sequence[str], max_turns: int | None
+                          ) -> dict[str, tuple[dict[str, object], set[str]]]:
+    """Conversation id -> (its fields, the metric ids its items judge) for the suites ``ordered``,
+    in plan order; SuiteError when two different seed x persona pairs would share an id."""
     all_metrics = tuple(m.id for m in instrument.metrics)
     dimension_of = {m.id: m.dimension for m in instrument.metrics}
     by_locale = personas_by_locale(instrument.personas)
@@ -250,12 +233,57 @@ def build_plan(
                     }
                     convs[cid] = (fields, set())
                 convs[cid][1].update(wanted)
+    return convs
 
+
+def build_plan(
+    instrument: Instrument,
+    suite_ids: Sequence[str],
+    runs: int | None = None,
+    max_turns: int | None = None,
+) -> Plan:
+    """The plan of ``suite_ids`` (in that order; repeats ignored).
+
+    ``runs`` overrides the suites' run count (else they must agree); ``max_turns`` overrides
+    every conversation's turn budget (else the seed's ``max_turns``, else the suite's).
+
+    Raises ConfigError for an empty or unknown suite id, disagreeing run counts or a bad
+    override; SuiteError when two different seed x persona pairs would share an id.
+    Cost: linear in the number of items (45k items build in about a second).
+    """
+    ordered = _ordered_suites(instrument, suite_ids)
+    if max_turns is not None and max_turns < 1:
+        raise ConfigError(f"max_turns must be at least 1 (got {max_turns})")
+    n_runs = _resolve_runs(instrument, ordered, runs)
+
+    metric_order = {m.id: i for i, m in enumerate(instrument.metrics)}
+    convs = _select_conversations(instrument, ordered, max_turns)
     conversations, transcripts, items = _plan_rows(instrument, convs, metric_order, n_runs)
     plan_id = compute_plan_id(instrument.version, ordered, n_runs,
                               [t.transcript_id for t in transcripts], [i.id for i in items])
     return Plan(plan_id=plan_id, instrument_version=instrument.version, suites=tuple(ordered), runs=n_runs,
                 conversations=tuple(conversations), transcripts=tuple(transcripts), items=tuple(items))
+
+
+class PlanCounts(_Frozen):
+    """The sizes of a plan without its rows: distinct ``seeds``, ``conversations``, ``items``
+    (tests) and ``runs``, equal to those of :func:`build_plan` on the same arguments."""
+
+    seeds: int = Field(ge=0)
+    conversations: int = Field(ge=0)
+    items: int = Field(ge=0)
+    runs: int = Field(ge=1)
+
+
+def plan_counts(instrument: Instrument, suite_ids: Sequence[str], runs: int | None = None) -> PlanCounts:
+    """The counts of ``build_plan(instrument, suite_ids, runs)`` by the same selection, without
+    building its conversations, transcripts and items (what ``empath-gate validate`` prints:
+    linear in the selected conversations, no model per test). Raises what :func:`build_plan` does."""
+    ordered = _ordered_suites(instrument, suite_ids)
+    n_runs = _resolve_runs(instrument, ordered, runs)
+    convs = _select_conversations(instrument, ordered, None)
+    return PlanCounts(seeds=len({str(fields["seed_id"]) for fields, _ in convs.values()}),
+                      conversations=len(convs), items=sum(len(m) for _, m in convs.values()), runs=n_runs)
 
 
 def parse_shard(text: str) -> ShardSpec:

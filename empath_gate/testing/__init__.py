@@ -8,6 +8,8 @@
   afterwards, server-sent-event streaming, injectable failures (the template target's bot).
 * the ``fake_openai`` pytest fixture: enable it in a ``conftest.py`` with
   ``pytest_plugins = ["empath_gate.testing.fixtures"]``.
+* :mod:`empath_gate.testing.hostile_inputs`: a YAML alias bomb and large valid seed layers
+  (realistic and minimal seeds), for tests and benchmarks of bounded parsing.
 
 Importing this package is cheap (no litellm).
 """

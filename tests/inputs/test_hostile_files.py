@@ -12,20 +12,17 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from empath_gate.testing.hostile_inputs import (
+    ALIAS_BOMB,
+    alias_bomb,
+    minimal_seed_lines,
+    minimal_seeds_fitting,
+    realistic_seeds,
+    seeds_yaml,
+    write_layer,
+)
 
-BOMB = """seeds:
-  - &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
-  - &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
-  - &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
-  - &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
-  - &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
-  - &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
-  - &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
-  - &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
-  - &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
-"""
-"""Nine levels of nine aliases (about 387 million strings once expanded)."""
+REPO = Path(__file__).resolve().parents[2]
 
 SEED = """seeds:
   - id: team-01
@@ -70,11 +67,8 @@ def _layer(root: Path, rel: str, text: str) -> Path:
     return root / "team"
 
 
-def _suites_bomb() -> str:
-    return BOMB.replace("seeds:", "suites:")
-
-
-@pytest.mark.parametrize(("rel", "text"), [("seeds/bomb.yaml", BOMB), ("suites.yaml", _suites_bomb())],
+@pytest.mark.parametrize(("rel", "text"),
+                         [("seeds/bomb.yaml", ALIAS_BOMB), ("suites.yaml", alias_bomb("suites"))],
                          ids=["seed-file", "suites-layer"])
 def test_alias_bomb_in_a_layer_is_a_usage_error(tmp_path: Path, rel: str, text: str) -> None:
     layer = _layer(tmp_path, rel, text)
@@ -93,7 +87,7 @@ def test_alias_bomb_in_a_layer_is_a_usage_error(tmp_path: Path, rel: str, text: 
 
 def test_alias_bomb_in_waivers_is_a_usage_error(tmp_path: Path) -> None:
     waivers = tmp_path / "waivers.yaml"
-    waivers.write_text(BOMB.replace("seeds:", "waivers:"), encoding="utf-8")
+    waivers.write_text(alias_bomb("waivers"), encoding="utf-8")
     proc = _validate(tmp_path, "--waivers", str(waivers))
     assert proc.returncode == 2, proc.stderr
     assert "waivers.yaml:2: YAML anchor &a is not allowed" in proc.stderr
@@ -124,6 +118,44 @@ def test_oversize_file_and_overlong_value_name_the_file_and_the_limit(tmp_path: 
     assert "seeds/long.yaml: the file is 15" in proc.stderr
     assert "is over the limit max_yaml_bytes = 150,000" in proc.stderr
     assert "EMPATH_MAX_YAML_BYTES" in proc.stderr
+
+
+def test_the_generated_large_layers_are_valid_without_seed_notes(tmp_path: Path) -> None:
+    """The builders bench/bench_inputs.py times (small counts here): valid, and no two of their
+    seeds share a scenario or a near-duplicate script."""
+    layers = {"realistic": seeds_yaml(realistic_seeds(150)), "minimal": "".join(minimal_seed_lines(400))}
+    for name, text in layers.items():
+        layer = write_layer(tmp_path, name, text)
+        proc = _validate(tmp_path, "--suites", str(layer), "--format", "json")
+        assert proc.returncode == 0, proc.stderr
+        notes = json.loads(proc.stdout)["notes"]
+        assert not [n for n in notes if "near-duplicates" in n or "share scenario" in n], notes[:3]
+    assert len("".join(minimal_seed_lines(minimal_seeds_fitting(3_000_000))).encode()) <= 3_000_000
+    assert len("".join(minimal_seed_lines(minimal_seeds_fitting(3_000_000) + 1)).encode()) > 3_000_000
+
+
+@pytest.mark.parametrize("layer", ["none", "bomb"])
+def test_validate_imports_neither_litellm_nor_jsonschema_nor_scipy(tmp_path: Path, layer: str) -> None:
+    args = [] if layer == "none" else ["--suites", str(_layer(tmp_path, "seeds/bomb.yaml", ALIAS_BOMB))]
+    code = ("import sys; from empath_gate.cli import main; code = main(sys.argv[1:]); "
+            "heavy = {'litellm', 'jsonschema', 'scipy'}; "
+            "print(code, sorted({m.split('.')[0] for m in sys.modules} & heavy))")
+    proc = _run(["-c", code, "validate", *args], tmp_path)
+    assert proc.stdout.splitlines()[-1] == ("0 []" if layer == "none" else "2 []"), proc.stdout + proc.stderr
+
+
+def test_validate_takes_the_limits_from_pyproject(tmp_path: Path) -> None:
+    long_instruction = "You cannot sleep and ask what to do about it. " * 100
+    layer = _layer(tmp_path, "seeds/long.yaml", SEED.format(instruction=long_instruction))
+    (tmp_path / "pyproject.toml").write_text("[tool.empath-gate]\nmax_field_chars = 4000\n", encoding="utf-8")
+    proc = _validate(tmp_path, "--suites", str(layer))
+    assert proc.returncode == 2, proc.stderr
+    assert "a value of 4,599 characters is over the limit max_field_chars = 4,000" in proc.stderr
+    # the environment is above the file, as for every command
+    assert _validate(tmp_path, "--suites", str(layer), EMPATH_MAX_FIELD_CHARS="5000").returncode == 0
+    (tmp_path / "pyproject.toml").write_text("[tool.empath-gate]\nmax_field_chars = 0\n", encoding="utf-8")
+    bad = _validate(tmp_path, "--suites", str(layer))
+    assert bad.returncode == 2 and "max_field_chars" in bad.stderr
 
 
 def test_at_most_50_problems_are_printed_and_json_carries_all(tmp_path: Path) -> None:
