@@ -21,7 +21,7 @@ _ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$schem
 _KNOWN = _ANNOTATIONS | {
     "$ref", "type", "enum", "const", "anyOf", "properties", "patternProperties", "additionalProperties",
     "propertyNames", "required", "items", "minItems", "maxItems", "minLength", "maxLength", "pattern",
-    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minProperties", "maxProperties",
 }
 
 
@@ -119,10 +119,12 @@ def _string(schema: Mapping[str, Any]) -> Check | None:
 
 
 def _object(schema: Mapping[str, Any], root: Mapping[str, Any], defs: dict[str, Check]) -> Check | None:
-    keys = ("required", "properties", "patternProperties", "additionalProperties", "propertyNames")
+    keys = ("required", "properties", "patternProperties", "additionalProperties", "propertyNames",
+            "minProperties", "maxProperties")
     if not any(k in schema for k in keys):
         return None
     required = tuple(schema.get("required", ()))
+    fewest, most = int(schema.get("minProperties", 0)), schema.get("maxProperties")
     props = {k: _compile(sub, root, defs) for k, sub in schema.get("properties", {}).items()}
     patterns = [(_rx(p), _compile(sub, root, defs)) for p, sub in schema.get("patternProperties", {}).items()]
     extra = _compile(schema.get("additionalProperties", True), root, defs)
@@ -131,6 +133,8 @@ def _object(schema: Mapping[str, Any], root: Mapping[str, Any], defs: dict[str, 
     def check(value: Any) -> bool:
         if not isinstance(value, dict):
             return True
+        if len(value) < fewest or (most is not None and len(value) > most):
+            return False
         for k in required:
             if k not in value:
                 return False
