@@ -112,7 +112,7 @@ def test_retry_after_pauses_new_calls_until_then() -> None:
 def test_gate_admits_at_most_the_limit_and_waits_out_the_pause() -> None:
     now = [0.0]
 
-    async def scenario() -> tuple[int, int, float]:
+    async def scenario() -> tuple[int, int]:
         gate = AdaptiveGate("p m", 2, clock=lambda: now[0])
         a, b = await gate.acquire(), await gate.acquire()
         third = asyncio.ensure_future(gate.acquire())
@@ -123,17 +123,15 @@ def test_gate_admits_at_most_the_limit_and_waits_out_the_pause() -> None:
         admitted = int(third.done())
         gate.release(b, "throttled", retry_after_s=0.05)
         gate.release(third.result(), "ok")
-        loop = asyncio.get_running_loop()
-        t0 = loop.time()
         now[0] = 0.0  # the fake clock stays put: the gate sleeps the pause itself
         ticket = asyncio.ensure_future(gate.acquire())
         await asyncio.sleep(0.01)
         assert not ticket.done()
         now[0] = 1.0  # time passes beyond the pause
         await ticket
-        return blocked, admitted, loop.time() - t0
+        return blocked, admitted
 
-    blocked, admitted, _waited = asyncio.run(scenario())
+    blocked, admitted = asyncio.run(scenario())
     assert blocked == 1 and admitted == 1
 
 
@@ -180,8 +178,8 @@ def test_aimd_on_a_limited_server_completes_with_fewer_429s_than_a_fixed_limit_t
         with FakeOpenAIServer(latency_s=0.1) as server:
             server.on("limited", "ok")
             server.limit("limited", rps=1000, concurrent=3)
-            out = _run_plan(server, adaptive=adaptive, concurrency=6, calls=60)
-            assert out["ok"] == 60  # every call completed
+            out = _run_plan(server, adaptive=adaptive, concurrency=6, calls=30)
+            assert out["ok"] == 30  # every call completed
             counts[adaptive] = server.throttled
             if adaptive:
                 (state,) = out["states"].values()
