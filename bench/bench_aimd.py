@@ -20,7 +20,7 @@ fixed 2x and a wall at most fixed 2x's (equal or better), and a wall at most 1.1
 Wall is the median of ``--repeat`` runs of each row (interleaved), so a busy neighbour on a
 shared machine does not decide the comparison.
 
-Run: ``python bench/bench_aimd.py`` (about 1.5 minutes with the defaults: R=20, C=8, L=0.4 s,
+Run: ``python bench/bench_aimd.py`` (about 2 minutes with the defaults: R=20, C=8, L=0.4 s,
 160 calls, 2 repeats).
 """
 
