@@ -2,7 +2,8 @@
 
 :func:`generate` runs every :class:`RunSpec` of a plan concurrently (asyncio over litellm's
 async API): up to ``Settings.concurrency`` transcripts at a time, and at most
-``RoleSettings.concurrency`` calls in flight per model (a semaphore per model in the client).
+``RoleSettings.concurrency`` calls in flight per model (a semaphore per model in the client,
+narrowed on 429s when ``Settings.adaptive_concurrency`` is on: :mod:`empath_gate.llm.adaptive`).
 Turns within a transcript are sequential: auditor, then target, until ``max_turns`` user
 turns (one user message + one target reply each) or until the auditor ends the conversation
 (the scripted auditor ends when the seed's script is exhausted).
@@ -62,6 +63,7 @@ from empath_gate.conversation.transcript_io import read_transcript, transcript_p
 from empath_gate.errors import BudgetExceeded, ConfigError, ProviderError
 from empath_gate.instrument.cues import CueVocabulary, strip_for_target
 from empath_gate.llm.accounting import Ledger, ledger_session, scope
+from empath_gate.llm.adaptive import adaptive_session
 from empath_gate.llm.cache import Cache
 from empath_gate.llm.classify import redact_secrets
 from empath_gate.llm.client import utc_now
@@ -286,7 +288,7 @@ async def generate(
     cache = None
     if settings.cache_mode != "off":
         cache = Cache(settings.cache_dir, mode=settings.cache_mode, notice=progress)
-    with ledger_session(settings.max_cost_usd) as ledger:
+    with ledger_session(settings.max_cost_usd) as ledger, adaptive_session(settings.adaptive_concurrency):
         return await _generate_all(runs, _Engine(settings, tgt, aud, cache, PlanStats(total=len(runs))),
                                    ledger, progress=progress, transcripts_dir=transcripts_dir)
 

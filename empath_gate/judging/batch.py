@@ -84,4 +84,7 @@ async def judge_batch(
                 budget_stopped.add(t.transcript_id)
                 return []
 
-    return list(await asyncio.gather(*(one(j) for j in jobs)))
+    from empath_gate.llm.adaptive import adaptive_session
+
+    with adaptive_session(settings.adaptive_concurrency):
+        return list(await asyncio.gather(*(one(j) for j in jobs)))

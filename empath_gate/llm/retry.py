@@ -9,6 +9,8 @@ Every attempt reports to its provider's circuit breaker (:mod:`empath_gate.llm.b
 raises :class:`~empath_gate.errors.ProviderUnavailable` once it is open. A
 :class:`~empath_gate.errors.ConfigError` behind a failure (the embedded model not installed,
 raised inside litellm's custom-provider handler) is raised as is: it is the user's to fix.
+With adaptive concurrency on, every attempt is also admitted by its provider's model's AIMD
+gate (:mod:`empath_gate.llm.adaptive`), which a 429 narrows and a ``Retry-After`` pauses.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import weakref
 from typing import Any, Literal
 
 from empath_gate.errors import ConfigError, ProviderError, ProviderUnavailable
+from empath_gate.llm.adaptive import AdaptiveGate, gate_for
 from empath_gate.llm.breaker import breaker_for, fatal_cause, provider_name
 from empath_gate.llm.classify import classify, exception_chain, redact_secrets
 from empath_gate.llm.events import Event
@@ -109,14 +112,16 @@ async def call_with_retries(
     when the provider's breaker is open, ConfigError when one is behind the failure."""
     model = str(kwargs["model"])
     sem = _semaphore(model, settings.concurrency)
-    breaker = breaker_for(provider_name(kwargs))
+    provider = provider_name(kwargs)
+    breaker = breaker_for(provider)
+    gate = gate_for(f"{provider} {model}", settings.concurrency)
     attempt = 0
     while True:
         breaker.check()
         try:
             async with sem:
                 breaker.check()
-                resp = await asyncio.wait_for(lib.acompletion(**kwargs), settings.timeout_s + 5.0)
+                resp = await _attempt(lib, kwargs, settings, gate)
             if not (getattr(resp, "choices", None) or []):
                 raise ProviderError(f"{model} returned no choices", kind="server", retryable=True)
             breaker.record(None, role)
@@ -150,3 +155,27 @@ async def call_with_retries(
             events.append(Event(kind="retry", role=role, detail=detail))
             await asyncio.sleep(delay)
             attempt += 1
+
+
+async def _attempt(
+    lib: Any, kwargs: dict[str, Any], settings: RoleSettings, gate: AdaptiveGate | None
+) -> Any:
+    """One ``acompletion`` attempt, admitted by ``gate`` (None: no adaptive limit) and reported
+    to it: a reply, a 429 (with its Retry-After) or another failure."""
+    timeout = settings.timeout_s + 5.0
+    if gate is None:
+        return await asyncio.wait_for(lib.acompletion(**kwargs), timeout)
+    ticket = await gate.acquire()
+    try:
+        resp = await asyncio.wait_for(lib.acompletion(**kwargs), timeout)
+    except Exception as exc:
+        if classify(exc).kind == "rate_limit":
+            gate.release(ticket, "throttled", retry_after_s(exc))
+        else:
+            gate.release(ticket, "failed")
+        raise
+    except BaseException:
+        gate.release(ticket, "failed")
+        raise
+    gate.release(ticket, "ok")
+    return resp

@@ -353,6 +353,11 @@ class Settings(BaseModel):
         commands=("run", "gate"),
     )
     concurrency: int = opt(8, "transcripts generated at once", ge=1, le=4096)
+    adaptive_concurrency: bool = opt(
+        True,
+        "narrow each provider model's calls in flight on 429s and honour Retry-After (AIMD, at most "
+        "the role's concurrency); false: a fixed limit of the role's concurrency",
+    )
     max_yaml_bytes: int = opt(
         _LIMITS.max_yaml_bytes, "largest YAML file read (instrument, layers, thresholds, waivers), in bytes",
         ge=1,

@@ -42,6 +42,11 @@ truncated output (finish_reason ``length``), a malformed JSON body, and a droppe
 answers a seeded random share of a model's requests with faults (:class:`RandomFaults`:
 reproducible given the seed, whatever the arrival order; a retry draws again).
 
+``server.limit(model, rps=20, concurrent=8)`` makes a model behave like a provider at its
+limit: a token bucket of 20 requests per second and 8 in service at once; a request above
+either gets HTTP 429 with ``Retry-After``/``retry-after-ms`` computed from the bucket
+(:mod:`~empath_gate.testing.fake_openai.limiter`); ``server.throttled`` counts those 429s.
+
 The server is a :class:`http.server.ThreadingHTTPServer` (one thread per connection, HTTP/1.1
 keep-alive, listen backlog 1024) and sustains well over 128 concurrent connections each
 waiting 1 s of injected latency.

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
+from empath_gate.testing.fake_openai.limiter import retry_after_headers
 from empath_gate.testing.fake_openai.replies import FakeRequest, Fault, Reply
 
 if TYPE_CHECKING:
@@ -99,6 +100,16 @@ class _Handler(BaseHTTPRequestHandler):
         if req.body.get("stream"):
             self._error(400, "the fake server does not stream", "invalid_request_error")
             return
+        limit = fake._limit_for(req.model)
+        ticket: int | None = None
+        if limit is not None:
+            ticket, wait = limit.admit()
+            if ticket is None:
+                self._error(
+                    429, "Rate limit reached for requests (fake server limiter)", "rate_limit_error",
+                    "rate_limit_exceeded", retry_after_headers(wait),
+                )
+                return
         try:
             spec = fake._next_reply(req)
         except Exception as exc:  # a responder raised: fail loudly, like an exhausted script
@@ -106,11 +117,17 @@ class _Handler(BaseHTTPRequestHandler):
                 fake.problems.append(f"responder for {req.model!r} raised {exc!r}")
             spec = None
         if spec is None:
+            if limit is not None and ticket is not None:
+                limit.done(ticket)
             self._error(500, f"fake server: {fake.problems[-1]}", "fake_server_error")
             return
         reply = Reply(content=spec) if isinstance(spec, str) else spec
         extra_latency = reply.latency_s if isinstance(reply, Reply) else 0.0
-        fake._sleep(fake.latency_s + extra_latency)
+        try:
+            fake._sleep(fake.latency_s + extra_latency)
+        finally:  # the slot frees before the answer leaves, so the client's next call finds it free
+            if limit is not None and ticket is not None:
+                limit.done(ticket)
         if isinstance(reply, Reply):
             self._send_json(200, fake._completion_body(req, reply))
             return

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from empath_gate.settings import RoleSettings
 from empath_gate.testing.fake_openai.faults import RandomFaults, request_fingerprint
 from empath_gate.testing.fake_openai.handler import _Handler, _Server
+from empath_gate.testing.fake_openai.limiter import ModelLimit
 from empath_gate.testing.fake_openai.replies import FakeRequest, Reply, ReplySpec, Responder
 
 FAKE_API_KEY = "sk-empath-fake-key"
@@ -47,6 +48,8 @@ class FakeOpenAIServer:
         self.problems: list[str] = []
         self._routes: dict[str, _Route] = {}
         self._faults: dict[str, RandomFaults] = {}
+        self._limits: dict[str, ModelLimit] = {}
+        self._limit_template: tuple[float, int, float | None] | None = None
         self._sightings: Counter[tuple[str, str]] = Counter()
         self.faults_served: list[tuple[FakeRequest, str]] = []
         self._lock = threading.Lock()
@@ -100,6 +103,39 @@ class FakeOpenAIServer:
             else:
                 self._faults.pop(model, None)
         return self
+
+    def limit(
+        self, model: str, *, rps: float, concurrent: int, burst: float | None = None
+    ) -> ModelLimit:
+        """Rate-limit ``model`` (``"*"``: every model without a limit of its own; each model
+        gets its own bucket) like a provider under load: a token bucket of ``rps`` requests per
+        second (``burst`` tokens at most, default ``rps``) and at most ``concurrent`` requests
+        in service; a request above either is answered 429 at once, with ``Retry-After`` and
+        ``retry-after-ms`` computed from the bucket or the earliest request in service (see
+        :mod:`~empath_gate.testing.fake_openai.limiter`), before any fault mix or script.
+        Returns the limiter (its ``refused`` counts the 429s). Replaces a previous limit."""
+        made = ModelLimit(rps=rps, concurrent=concurrent, burst=burst, service_s=self.latency_s)
+        with self._lock:
+            self._limits[model] = made
+            self._limit_template = (rps, concurrent, burst) if model == "*" else self._limit_template
+        return made
+
+    @property
+    def throttled(self) -> int:
+        """429s the limiters (:meth:`limit`) answered so far, all models together."""
+        with self._lock:
+            return sum(m.refused for m in self._limits.values())
+
+    def _limit_for(self, model: str | None) -> ModelLimit | None:
+        with self._lock:
+            name = model or ""
+            found = self._limits.get(name)
+            if found is None and self._limit_template is not None:
+                rps, concurrent, burst = self._limit_template
+                found = self._limits[name] = ModelLimit(
+                    rps=rps, concurrent=concurrent, burst=burst, service_s=self.latency_s
+                )
+            return found
 
     def pending(self, model: str) -> int:
         """How many scripted replies of ``model`` have not been served yet."""
