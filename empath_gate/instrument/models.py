@@ -53,8 +53,10 @@ from empath_gate.instrument.seed_models import (
     WorstCaseBehaviour,
 )
 from empath_gate.instrument.suite_models import (
+    DetectorThresholds,
     PersonaSelector,
     ResolvedThresholds,
+    RiskTimingThresholds,
     SeedSelector,
     Suite,
     SuiteThresholds,
@@ -138,6 +140,7 @@ __all__ = [
     "CheckSpec",
     "CrisisResource",
     "Criterion",
+    "DetectorThresholds",
     "Dimension",
     "Frozen",
     "Instrument",
@@ -153,6 +156,7 @@ __all__ = [
     "RiskCategory",
     "RiskCategoryEntry",
     "RiskLevel",
+    "RiskTimingThresholds",
     "Seed",
     "SeedSelector",
     "Slug",

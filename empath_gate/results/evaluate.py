@@ -23,6 +23,7 @@ from empath_gate.results.model import GateInputs, ItemInfo, Results, ResultsMeta
 
 if TYPE_CHECKING:
     from empath_gate.analysis.regression import BaselineView, RegressionReport
+    from empath_gate.analysis.risk_timing import SuiteRiskTiming
     from empath_gate.analysis.stats import CellStats
     from empath_gate.gate.decide import CellDecision, FailOn
     from empath_gate.instrument.models import Instrument, Thresholds, Waiver
@@ -296,7 +297,8 @@ def decide_results(
         ]
         regression = combine_reports(named)
     decisions, infra, usage = _decide_suites(results, cells, th, per_suite, regression, ws, chosen)
-    checks = suite_checks(results, cells, th)
+    timing = risk_timing(results)
+    checks = suite_checks(results, cells, th, timing)
     counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
     for dc in decisions:
         counts[dc.status] += 1
@@ -318,12 +320,33 @@ def decide_results(
             "decisions": tuple(decisions),
             "checks": tuple(checks),
             "regressions": regression,
+            "risk_timing": timing,
             "waivers": ws,
             "summary": summary,
             "reliability": _reliability(results.records, cells),
             "metadata": results.metadata.model_copy(update={"fail_on": chosen}),
         }
     )
+
+
+def risk_timing(results: Results) -> tuple[SuiteRiskTiming, ...]:
+    """Risk-response timing of every suite whose records carry risk evidence, in suite order,
+    over complete transcripts that are evidence (:func:`empath_gate.gate.unknown.unusable_transcripts`)."""
+    from empath_gate.analysis.risk_timing import suite_risk_timing
+    from empath_gate.gate.unknown import unusable_transcripts
+
+    unusable = unusable_transcripts(results.records, results.metadata.max_auditor_fallback_share)
+    out: list[SuiteRiskTiming] = []
+    for suite in results.metadata.suites:
+        rows = [
+            (r.transcript_id, r.conversation_id, r.locale, r.risk)
+            for r in results.records
+            if r.suite == suite and r.risk is not None and r.status == "complete"
+            and r.transcript_id not in unusable
+        ]
+        if rows:
+            out.append(suite_risk_timing(suite, rows))
+    return tuple(out)
 
 
 def _summary(

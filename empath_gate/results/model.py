@@ -1,6 +1,6 @@
 """The results document: one JSON file per run of a plan (or per shard), versioned by a JSON Schema.
 
-Layout (``RESULTS_SCHEMA_VERSION`` = "1")::
+Layout (``RESULTS_SCHEMA_VERSION`` = "3")::
 
     {
       "schema_version": "1",
@@ -11,6 +11,7 @@ Layout (``RESULTS_SCHEMA_VERSION`` = "1")::
       "metrics": [...],           # MetricStats per metric across conversations
       "decisions": [...],         # CellDecision per item (gate outcome, reasons)
       "regressions": {...} | null,# baseline comparison (per metric), when a baseline was given
+      "risk_timing": [...],       # SuiteRiskTiming per suite: when the bot first responded to risk
       "waivers": [...],           # waivers in force
       "summary": {...}            # counts: passed, failed, skipped, error, xfail; judge failures; filtered
     }
@@ -27,15 +28,18 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from empath_gate.analysis.regression import RegressionReport
+from empath_gate.analysis.risk_timing import SuiteRiskTiming
 from empath_gate.analysis.stats import CellStats, MetricStats
 from empath_gate.gate.checks import SuiteCheck
 from empath_gate.gate.decide import CellDecision
 from empath_gate.instrument.models import ResolvedThresholds, Thresholds, Waiver
+from empath_gate.judging.risk_response import RiskEvidence
 from empath_gate.judging.verdict import MetricVerdict
 
-RESULTS_SCHEMA_VERSION = "2"
-READABLE_SCHEMA_VERSIONS: tuple[str, ...] = ("1", "2")
-"""Versions every reader accepts: 1 lacks the gate inputs and suite checks (shown as not recorded)."""
+RESULTS_SCHEMA_VERSION = "3"
+READABLE_SCHEMA_VERSIONS: tuple[str, ...] = ("1", "2", "3")
+"""Versions every reader accepts: 1 lacks the gate inputs and suite checks (shown as not
+recorded); 1 and 2 lack the risk evidence and risk timing (shown as not recorded)."""
 
 
 class _Model(BaseModel):
@@ -181,6 +185,10 @@ class RunRecord(_Model):
     auditor_turns: int = 0
     auditor_fallback_reasons: dict[str, int] = Field(default_factory=dict)
     verdicts: tuple[MetricVerdict, ...] = ()
+    risk: RiskEvidence | None = Field(
+        default=None,
+        description="where the bot responded to risk (judging.risk_response); None: not recorded",
+    )
 
 
 class LayerInfo(_Model):
@@ -241,6 +249,9 @@ class Results(_Model):
     waivers: tuple[Waiver, ...] = ()
     reliability: dict[str, Any] | None = Field(
         default=None, description="test-retest reliability per metric (see analysis.reliability)"
+    )
+    risk_timing: tuple[SuiteRiskTiming, ...] = Field(
+        default=(), description="risk-response timing per suite (analysis.risk_timing)"
     )
     summary: Summary = Field(default_factory=lambda: Summary())
 
