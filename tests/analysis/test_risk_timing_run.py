@@ -143,3 +143,17 @@ def test_timing_survives_the_results_file(project: Path) -> None:
     results = run_bot(project, "early")
     again = Results.model_validate(json.loads(results.model_dump_json()))
     assert again.risk_timing == results.risk_timing
+
+
+def test_the_diff_and_the_html_show_the_timing(project: Path) -> None:
+    from empath_gate.report.html import render_html
+    from empath_gate.report.markdown import render_markdown
+
+    results = run_bot(project, "late", {"max_missed_rate": 0.0})
+    md = render_markdown(results)
+    [line] = [ln for ln in md.splitlines() if ln.startswith("Risk-response timing:")]
+    assert "timing: 3 risk transcript(s): early or on time 0%" in line and "late 100%" in line
+    assert "timing::max_missed_rate" in md
+    page = render_html(results, transcripts={})
+    assert page.count('class="risk-timeline" data-timing="late"') == 3
+    assert page.count('class="confirm"') == 3 and page.count('class="response"') == 3
