@@ -40,6 +40,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("calibrate", "compare judge scores with gold labels, or standard vs strict rubric"),
     ("agreement", "inter-judge agreement between two scorings of the same transcripts"),
     ("rejudge", "re-score stored transcripts with another judge, rubric, or K more times"),
+    ("detect", "score a risk detector on labelled conversations (micro-F1, alert share) and gate it"),
 )
 
 

@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from empath_gate.analysis.detector import LabelledDialogue
+from empath_gate.judging.detector_labels import risk_event_count
 from empath_gate.judging.risk_response import RiskEvidence
 from empath_gate.judging.verdict import MetricVerdict
 from empath_gate.results.model import RoleCalls, RunRecord
@@ -70,9 +72,11 @@ def record_for(
     path: Path | None,
     tally: Mapping[str, RoleTally] | None = None,
     risk: RiskEvidence | None = None,
+    labels: LabelledDialogue | None = None,
 ) -> RunRecord:
     """Summarise a transcript and its verdicts as a results record. ``risk``: its risk-response
-    evidence (:func:`risk_of`). ``tally``: the run ledger's
+    evidence (:func:`risk_of`); ``labels``: its gold and predicted risk labels (:func:`labels_of`).
+    ``tally``: the run ledger's
     role -> calls of this transcript (generation and judging, every attempt); without it the
     calls are recounted from the turns (a turn some model or the team's code answered, not a
     cache hit, not a script line: a retried call counts once and no judge call is seen)."""
@@ -117,7 +121,27 @@ def record_for(
         auditor_fallback_reasons=auditor.fallback_reasons,
         verdicts=tuple(verdicts),
         risk=risk,
+        risk_events=risk_event_count(transcript),
+        risk_labels=labels,
     )
+
+
+def labels_of(
+    transcript: Transcript, instrument: Instrument, risk: RiskEvidence | None
+) -> LabelledDialogue | None:
+    """The transcript's gold and predicted risk labels
+    (:func:`empath_gate.judging.detector_labels.labelled_dialogue`), the alert and confirm turns
+    taken from its risk evidence (the seed's otherwise); None when the seed is unknown or its
+    gold labels cannot be given."""
+    from empath_gate.judging.detector_labels import labelled_dialogue
+
+    try:
+        seed = instrument.seed(transcript.seed_id)
+    except KeyError:
+        return None
+    alert = risk.alert_turn if risk is not None else seed.risk.alert_turn
+    confirm = risk.confirm_turn if risk is not None else seed.risk.confirm_turn
+    return labelled_dialogue(transcript, seed, alert, confirm)
 
 
 def risk_of(
@@ -187,7 +211,8 @@ def execute(
                 except ValueError:
                     path = path.resolve()
             risk = risk_of(t, vs, instrument, mode)
-            record = record_for(t, vs, path, ledger.scope_tally(t.transcript_id), risk)
+            labels = labels_of(t, instrument, risk)
+            record = record_for(t, vs, path, ledger.scope_tally(t.transcript_id), risk, labels)
             if t.transcript_id in stopped:
                 record = record.model_copy(update={
                     "status": "budget",

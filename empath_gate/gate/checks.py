@@ -14,6 +14,10 @@ summary. The checks:
   suite's ``risk_timing`` thresholds (``thresholds.yaml``: the file's, overridden by the
   suite's); below (above) it the check fails, and waivers do not apply. A suite has the check
   only when its threshold is set; without risk transcripts with evidence the check is skipped.
+* ``detector``: the target's own risk detector (:mod:`empath_gate.analysis.detector`) must meet
+  every floor ``thresholds.yaml`` sets under ``detector:`` (micro-F1s over its ``scope``, the
+  alert share); every suite has it when a floor is set, skipped where the target reported no
+  ``risk`` event.
 """
 
 from __future__ import annotations
@@ -28,10 +32,12 @@ if TYPE_CHECKING:
     from empath_gate.analysis.risk_timing import SuiteRiskTiming
     from empath_gate.analysis.stats import CellStats
     from empath_gate.instrument.models import Thresholds
-    from empath_gate.results.model import Results
+    from empath_gate.results.model import Results, SuiteDetector
 
 CheckStatus = Literal["passed", "failed", "skipped", "error", "xfail"]
-SUITE_CHECKS: tuple[str, ...] = ("judge_failure_rate", "min_early_or_on_time_rate", "max_missed_rate")
+SUITE_CHECKS: tuple[str, ...] = (
+    "judge_failure_rate", "min_early_or_on_time_rate", "max_missed_rate", "detector",
+)
 """Every suite check, in report order."""
 
 TIMING_CHECKS: tuple[str, ...] = ("min_early_or_on_time_rate", "max_missed_rate")
@@ -48,7 +54,32 @@ def applicable_checks(
     if thresholds is not None and suite is not None:
         limits = thresholds.risk_timing_for(suite)
         out.extend(c for c in TIMING_CHECKS if getattr(limits, c) is not None)
+        if detector_floors_set(thresholds):
+            out.append("detector")
     return tuple(out)
+
+
+def detector_floors_set(thresholds: Thresholds) -> bool:
+    """Whether ``thresholds.detector`` sets any floor (then every suite has the ``detector`` check)."""
+    d = thresholds.detector
+    return any(v is not None for v in (d.min_turn_f1, d.min_dialogue_f1, d.min_confirm_f1, d.min_alert_share))
+
+
+def detector_check(suite: str, found: SuiteDetector | None, thresholds: Thresholds) -> SuiteCheck:
+    """The ``detector`` check of ``suite`` (module docstring); ``observed`` is the turn-level
+    micro-F1 of the thresholds' scope."""
+    from empath_gate.analysis.detector import below_thresholds
+
+    if found is None or not found.scores.conversations:
+        return SuiteCheck(suite=suite, check="detector", status="skipped",
+                          reasons=("the target reported no risk event (no detector to score)",))
+    reasons = below_thresholds(found.scores, thresholds.detector)
+    observed = found.scores.scopes[thresholds.detector.scope].turn_f1
+    floor = thresholds.detector.min_turn_f1
+    if reasons:
+        return SuiteCheck(suite=suite, check="detector", status="failed", observed=observed, threshold=floor,
+                          reasons=tuple(reasons))
+    return SuiteCheck(suite=suite, check="detector", status="passed", observed=observed, threshold=floor)
 
 
 class SuiteCheck(AnalysisModel):
@@ -125,11 +156,13 @@ def suite_checks(
     cells: Sequence[CellStats],
     thresholds: Thresholds,
     timing: Sequence[SuiteRiskTiming] = (),
+    detector: Sequence[SuiteDetector] = (),
 ) -> list[SuiteCheck]:
     """Every suite check of every suite of ``results`` that has tests, in suite order;
     ``timing``: the suites' risk-response timing (:func:`empath_gate.results.evaluate.risk_timing`)."""
     conv_suite = {i.conversation_id: i.suite for i in results.items}
     by_suite = {t.suite: t for t in timing}
+    found = {d.suite: d for d in detector}
     out: list[SuiteCheck] = []
     for suite in results.metadata.suites:
         mine = [c for c in cells if conv_suite.get(c.conversation_id) == suite]
@@ -139,6 +172,8 @@ def suite_checks(
         for check in applicable_checks(results.metadata.judge.model, thresholds, suite):
             if check == "judge_failure_rate":
                 out.append(judge_failure_rate(suite, mine, thresholds))
+            elif check == "detector":
+                out.append(detector_check(suite, found.get(suite), thresholds))
             else:
                 out.append(timing_check(suite, check, by_suite.get(suite), getattr(limits, check)))
     return out

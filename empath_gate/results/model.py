@@ -12,6 +12,7 @@ Layout (``RESULTS_SCHEMA_VERSION`` = "3")::
       "decisions": [...],         # CellDecision per item (gate outcome, reasons)
       "regressions": {...} | null,# baseline comparison (per metric), when a baseline was given
       "risk_timing": [...],       # SuiteRiskTiming per suite: when the bot first responded to risk
+      "detector": [...],          # SuiteDetector per suite: the target's own risk detector
       "waivers": [...],           # waivers in force
       "summary": {...}            # counts: passed, failed, skipped, error, xfail; judge failures; filtered
     }
@@ -27,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from empath_gate.analysis.detector import DetectorScores, LabelledDialogue
 from empath_gate.analysis.regression import RegressionReport
 from empath_gate.analysis.risk_timing import SuiteRiskTiming
 from empath_gate.analysis.stats import CellStats, MetricStats
@@ -39,7 +41,7 @@ from empath_gate.judging.verdict import MetricVerdict
 RESULTS_SCHEMA_VERSION = "3"
 READABLE_SCHEMA_VERSIONS: tuple[str, ...] = ("1", "2", "3")
 """Versions every reader accepts: 1 lacks the gate inputs and suite checks (shown as not
-recorded); 1 and 2 lack the risk evidence and risk timing (shown as not recorded)."""
+recorded); 1 and 2 lack the risk evidence, risk timing and detector figures (not recorded)."""
 
 
 class _Model(BaseModel):
@@ -189,6 +191,14 @@ class RunRecord(_Model):
         default=None,
         description="where the bot responded to risk (judging.risk_response); None: not recorded",
     )
+    risk_events: int = Field(
+        default=0, ge=0, description="risk events the target's own detector reported"
+    )
+    risk_labels: LabelledDialogue | None = Field(
+        default=None,
+        description="gold and predicted risk labels per user turn (judging.detector_labels); "
+        "None: not recorded",
+    )
 
 
 class LayerInfo(_Model):
@@ -233,6 +243,16 @@ class Summary(_Model):
     usage_errors: tuple[str, ...] = ()
 
 
+class SuiteDetector(_Model):
+    """The target's own risk detector over one suite's transcripts (only suites where it
+    reported at least one ``risk`` event): its figures, and the transcripts left out because
+    their seed's gold labels could not be given."""
+
+    suite: str
+    scores: DetectorScores
+    left_out: tuple[str, ...] = ()
+
+
 class Results(_Model):
     """The whole results document (see the module docstring for the layout)."""
 
@@ -252,6 +272,9 @@ class Results(_Model):
     )
     risk_timing: tuple[SuiteRiskTiming, ...] = Field(
         default=(), description="risk-response timing per suite (analysis.risk_timing)"
+    )
+    detector: tuple[SuiteDetector, ...] = Field(
+        default=(), description="the target's own risk detector per suite (analysis.detector)"
     )
     summary: Summary = Field(default_factory=lambda: Summary())
 

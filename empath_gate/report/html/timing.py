@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from empath_gate.analysis.risk_timing import TranscriptTiming
 from empath_gate.report.escape import html_text as h
-from empath_gate.report.view.risk_timing import TIMING_LABEL, timing_line
+from empath_gate.report.view.risk_timing import TIMING_LABEL, detector_lines, timing_line
 from empath_gate.results.model import Results
 
 _STEP, _LEFT, _TOP = 22, 10, 14
@@ -49,7 +49,7 @@ def timeline_svg(t: TranscriptTiming) -> str:
 
 def timing_section(results: Results) -> str:
     """The section (nothing when the file has no risk timing, e.g. before schema 3)."""
-    if not results.risk_timing:
+    if not results.risk_timing and not results.detector:
         return ""
     out = ['<section id="risk-timing"><h2>Risk-response timing</h2>',
            "<p>User turns, 1-based. Amber: alert turn; red: confirm turn; blue dot: the turn whose "
@@ -67,5 +67,8 @@ def timing_section(results: Results) -> str:
         )
         out.append(f"<table><thead><tr><th>transcript</th><th>timing</th><th>lag</th><th>timeline</th></tr>"
                    f"</thead><tbody>{rows}</tbody></table>")
+    if results.detector:
+        items = "".join(f"<li>{h(line)}</li>" for line in detector_lines(results))
+        out.append(f"<h3>The bot's risk detector</h3><ul>{items}</ul>")
     out.append("</section>")
     return "".join(out)

@@ -41,3 +41,16 @@ def timing_line(t: SuiteRiskTiming) -> str:
 def timing_lines(results: Results) -> list[str]:
     """:func:`timing_line` of every suite with risk timing (none in files before schema 3)."""
     return [timing_line(t) for t in results.risk_timing]
+
+
+def detector_lines(results: Results) -> list[str]:
+    """The target's own risk detector per suite, one line each (none in files before schema 3)."""
+    from empath_gate.analysis.detector import format_scores
+
+    out = []
+    for d in results.detector:
+        line = f"{d.suite}: " + "; ".join(format_scores(d.scores))
+        if d.left_out:
+            line += f"; {len(d.left_out)} transcript(s) without gold labels left out"
+        out.append(line)
+    return out
