@@ -152,7 +152,8 @@ def risk_of(
 ) -> RiskEvidence | None:
     """The transcript's risk-response evidence (:func:`empath_gate.judging.risk_response.risk_evidence`),
     the confirm turn of an LLM-auditor transcript taken from the judge's verdicts (the earliest it
-    reported); None for a transcript whose seed the instrument no longer has, or an instrument
+    reported), and the bot turns the judge reported as risk responses (suites with
+    ``judge_risk_turns``); None for a transcript whose seed the instrument no longer has, or an instrument
     without the ``risk_response`` pattern set for the locale (a team layer of an older version)."""
     from empath_gate.errors import SuiteError
     from empath_gate.judging.risk_response import risk_evidence
@@ -162,8 +163,9 @@ def risk_of(
     except KeyError:
         return None
     confirms = [v.confirm_turn for v in verdicts if v.confirm_turn is not None]
+    judged = sorted({i for v in verdicts for i in (v.risk_response_turns or ())})
     try:
-        return risk_evidence(transcript, seed, instrument, mode, min(confirms) if confirms else None)
+        return risk_evidence(transcript, seed, instrument, mode, min(confirms) if confirms else None, judged)
     except SuiteError:
         return None
 

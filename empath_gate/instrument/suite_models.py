@@ -58,6 +58,11 @@ class Suite(Frozen):
     personas: PersonaSelector = PersonaSelector()
     runs: int = Field(default=3, ge=1, le=50)
     max_turns: int = Field(default=8, ge=1, le=60)
+    judge_risk_turns: bool = Field(
+        default=False,
+        description="the judge also lists the bot turns that respond specifically to risk (risk-response "
+        "timing); adds the judge template part risk_turns to this suite's judge_template hash",
+    )
 
 
 class ThresholdValues(Frozen):
