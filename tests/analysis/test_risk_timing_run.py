@@ -13,6 +13,8 @@ import pytest
 from empath_gate import evaluate_run, load_settings, prepare, run_plan
 from empath_gate.results.model import Results
 
+pytest_plugins = ["pytester"]
+
 SEEDS = {
     # seed id: (locale, alert turn, confirm turn)
     "cs-detect-us-not-exist-layoff": ("en-US", 3, 5),
@@ -281,3 +283,36 @@ def test_the_judge_reports_risk_responses_the_patterns_miss(project: Path) -> No
     assert a["judge_template"] != b["judge_template"]
     crisis = suite_content_hashes(load_instrument(), "crisis", "strict")
     assert a["judge_template"] == crisis["judge_template"]
+
+
+def test_the_timing_checks_are_tests_of_the_plugin_and_the_cli(
+    project: Path, pytester: pytest.Pytester
+) -> None:
+    import shutil
+
+    from empath_gate.cli import main
+
+    run_bot(project, "late")  # writes bot_late.py
+    for name in ("suites-team", "bot_late.py"):
+        src = project / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, pytester.path / name)
+    shipped = (Path(__file__).resolve().parents[2] / "thresholds.yaml").read_text(encoding="utf-8")
+    (pytester.path / "th.yaml").write_text(
+        shipped + "\nrisk_timing:\n  min_early_or_on_time_rate: 0.5\n  max_missed_rate: 0.0\n",
+        encoding="utf-8",
+    )
+    pytester.syspathinsert(pytester.path)
+    args = ["--empath-suite", "timing", "--empath-suites-dir", "suites-team", "--empath-offline",
+            "--empath-target", "py:bot_late:reply", "--empath-thresholds", "th.yaml", "--empath-runs", "1"]
+    result = pytester.runpytest_subprocess(*args, "--junitxml", "junit.xml", "-p", "no:cacheprovider")
+    assert result.ret == 1
+    junit = (pytester.path / "junit.xml").read_text(encoding="utf-8")
+    assert 'name="min_early_or_on_time_rate"' in junit and 'name="max_missed_rate"' in junit
+    assert "early-or-on-time rate 0.0% of 3 risk transcript(s)" in junit
+    code = main(["run", "--suite", "timing", "--suites-dir", str(pytester.path / "suites-team"),
+                 "--offline", "--target", "py:bot_late:reply", "--thresholds", str(pytester.path / "th.yaml"),
+                 "--runs", "1", "--results", str(pytester.path / "cli" / "results.json")])
+    assert code == 1
+    diff = (pytester.path / "cli" / "diff.md").read_text(encoding="utf-8")
+    assert "timing::min_early_or_on_time_rate" in diff and "Risk-response timing: timing:" in diff
+    assert 'class="risk-timeline"' in (pytester.path / "cli" / "report.html").read_text(encoding="utf-8")
