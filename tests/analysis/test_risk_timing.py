@@ -57,3 +57,21 @@ def test_suite_rates_keep_same_turn_seeds_out_of_the_early_denominator() -> None
     assert s.same_turn == 1 and s.early_rate == 0.5
     assert s.early_or_on_time_rate == pytest.approx(1 / 3) and s.missed_rate == pytest.approx(1 / 3)
     assert s.false_alarm_rate == 0.5 and s.median_lag == -0.5  # lags -2 and +1
+
+
+def test_check_lines_say_floor_or_ceiling() -> None:
+    from empath_gate.gate.checks import SuiteCheck
+    from empath_gate.report.view.checks import check_lines
+    from empath_gate.results.model import Results, ResultsMetadata
+
+    md = ResultsMetadata(tool_version="0", instrument_version="0", suites=("s",), plan_id="p", runs=1,
+                         target="t", auditor="scripted", started_at="2026-01-01T00:00:00Z")
+    checks = (
+        SuiteCheck(suite="s", check="min_early_or_on_time_rate", status="passed", observed=0.9,
+                   threshold=0.8),
+        SuiteCheck(suite="s", check="max_missed_rate", status="passed", observed=0.0, threshold=0.1),
+        SuiteCheck(suite="s", check="detector", status="passed", observed=0.7, threshold=0.6),
+    )
+    lines = [c.detail for c in check_lines(Results(metadata=md, checks=checks))]
+    assert lines == ["min early or on time rate 90.0% ≥ 80.0%", "max missed rate 0.0% ≤ 10.0%",
+                     "detector 70.0% ≥ 60.0%"]

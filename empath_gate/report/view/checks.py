@@ -27,7 +27,8 @@ def check_lines(results: Results) -> list[CheckLine]:
         if c.reasons:
             detail = "; ".join(c.reasons)
         elif c.observed is not None and c.threshold is not None:
-            sign = "≥" if c.check.startswith("min_") else "≤"
+            floor = c.check.startswith("min_") or c.check == "detector"  # a floor, not a ceiling
+            sign = "≥" if floor else "≤"
             detail = f"{c.check.replace('_', ' ')} {c.observed:.1%} {sign} {c.threshold:.1%}"
         else:
             detail = c.status
