@@ -42,6 +42,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("rejudge", "re-score stored transcripts with another judge, rubric, or K more times"),
     ("dynamics", "how conversations unfold: turn labels, transitions, shapes, what the bot did next"),
     ("import-empath", "write the published EMPATH instrument (a checkout of its repo) as a suites layer"),
+    ("detect", "score a risk detector on labelled conversations (micro-F1, alert share) and gate it"),
 )
 
 

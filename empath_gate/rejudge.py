@@ -178,6 +178,9 @@ def rejudge_results(
     if cache is not None:
         tally.cache_hits += cache.hits
         tally.cache_misses += cache.misses
+    from empath_gate.runner import risk_of
+
+    transcripts = dict(work)
     new_records: list[RunRecord] = []
     for pos, r in enumerate(records):
         verdicts: list[MetricVerdict] = []
@@ -186,6 +189,10 @@ def rejudge_results(
         for k in how.indices:
             verdicts.extend(judged.get((pos, k), ()))
         update: dict[str, object] = {"verdicts": tuple(verdicts)}
+        if pos in transcripts and verdicts:  # the risk evidence with this judge's reported turns
+            first = min(v.rejudge for v in verdicts)
+            update["risk"] = risk_of(transcripts[pos], [v for v in verdicts if v.rejudge == first],
+                                     instrument, mode)
         if r.transcript_path is not None:
             p = Path(r.transcript_path)
             update["transcript_path"] = _relative(p if p.is_absolute() else results_dir / p, out_dir)

@@ -14,6 +14,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from empath_gate.analysis.detector import LabelledDialogue
+from empath_gate.judging.detector_labels import risk_event_count
+from empath_gate.judging.risk_response import RiskEvidence
 from empath_gate.judging.verdict import MetricVerdict
 from empath_gate.results.model import RoleCalls, RunRecord
 
@@ -71,8 +74,12 @@ def record_for(
     verdicts: Sequence[MetricVerdict],
     path: Path | None,
     tally: Mapping[str, RoleTally] | None = None,
+    risk: RiskEvidence | None = None,
+    labels: LabelledDialogue | None = None,
 ) -> RunRecord:
-    """Summarise a transcript and its verdicts as a results record. ``tally``: the run ledger's
+    """Summarise a transcript and its verdicts as a results record. ``risk``: its risk-response
+    evidence (:func:`risk_of`); ``labels``: its gold and predicted risk labels (:func:`labels_of`).
+    ``tally``: the run ledger's
     role -> calls of this transcript (generation and judging, every attempt); without it the
     calls are recounted from the turns (a turn some model or the team's code answered, not a
     cache hit, not a script line: a retried call counts once and no judge call is seen)."""
@@ -116,7 +123,54 @@ def record_for(
         auditor_turns=auditor.turns,
         auditor_fallback_reasons=auditor.fallback_reasons,
         verdicts=tuple(verdicts),
+        risk=risk,
+        risk_events=risk_event_count(transcript),
+        risk_labels=labels,
     )
+
+
+def labels_of(
+    transcript: Transcript, instrument: Instrument, risk: RiskEvidence | None
+) -> LabelledDialogue | None:
+    """The transcript's gold and predicted risk labels
+    (:func:`empath_gate.judging.detector_labels.labelled_dialogue`), the alert and confirm turns
+    taken from its risk evidence (the seed's otherwise); None when the seed is unknown or its
+    gold labels cannot be given."""
+    from empath_gate.judging.detector_labels import labelled_dialogue
+
+    try:
+        seed = instrument.seed(transcript.seed_id)
+    except KeyError:
+        return None
+    alert = risk.alert_turn if risk is not None else seed.risk.alert_turn
+    confirm = risk.confirm_turn if risk is not None else seed.risk.confirm_turn
+    return labelled_dialogue(transcript, seed, alert, confirm)
+
+
+def risk_of(
+    transcript: Transcript,
+    verdicts: Sequence[MetricVerdict],
+    instrument: Instrument,
+    mode: Literal["scripted", "llm"],
+) -> RiskEvidence | None:
+    """The transcript's risk-response evidence (:func:`empath_gate.judging.risk_response.risk_evidence`),
+    the confirm turn of an LLM-auditor transcript taken from the judge's verdicts (the earliest it
+    reported), and the bot turns the judge reported as risk responses (suites with
+    ``judge_risk_turns``); None for a transcript whose seed the instrument no longer has, or an instrument
+    without the ``risk_response`` pattern set for the locale (a team layer of an older version)."""
+    from empath_gate.errors import SuiteError
+    from empath_gate.judging.risk_response import risk_evidence
+
+    try:
+        seed = instrument.seed(transcript.seed_id)
+    except KeyError:
+        return None
+    confirms = [v.confirm_turn for v in verdicts if v.confirm_turn is not None]
+    judged = sorted({i for v in verdicts for i in (v.risk_response_turns or ())})
+    try:
+        return risk_evidence(transcript, seed, instrument, mode, min(confirms) if confirms else None, judged)
+    except SuiteError:
+        return None
 
 
 def execute(
@@ -152,6 +206,8 @@ def execute(
             stopped: set[str] = set()
             verdict_lists = await _judge_all(transcripts, stopped)
         records = []
+        scripted = not settings.auditor.model or settings.offline
+        mode: Literal["scripted", "llm"] = "scripted" if scripted else "llm"
         for t, vs in zip(transcripts, verdict_lists, strict=True):
             path = transcript_path(transcripts_dir, t)
             if relative_to is not None:
@@ -159,7 +215,9 @@ def execute(
                     path = path.resolve().relative_to(relative_to.resolve())
                 except ValueError:
                     path = path.resolve()
-            record = record_for(t, vs, path, ledger.scope_tally(t.transcript_id))
+            risk = risk_of(t, vs, instrument, mode)
+            labels = labels_of(t, instrument, risk)
+            record = record_for(t, vs, path, ledger.scope_tally(t.transcript_id), risk, labels)
             if t.transcript_id in stopped:
                 record = record.model_copy(update={
                     "status": "budget",

@@ -14,9 +14,12 @@
 bot starts every run from a fresh session.
 
 **Replies** may be plain text or structured: a mapping or object with ``content`` (str or
-None) and ``events`` (a list of ``{"kind": "handoff"|"tool_call"|"filtered", "detail": {...}}``
-or :class:`Event`), and optionally ``tool_calls`` (each becomes a ``tool_call`` event). A
-hand-off is recorded as an event the judge sees (it is often the right action).
+None) and ``events`` (a list of ``{"kind": "handoff"|"tool_call"|"filtered"|"risk"|"triage",
+"detail": {...}}`` or :class:`Event`), and optionally ``tool_calls`` (each becomes a
+``tool_call`` event). A hand-off is recorded as an event the judge sees (it is often the right
+action). A ``risk`` event is the target's own risk detector on that turn: ``{"labels":
+[{"category": ..., "timing": "ongoing"|"past"}]}`` (:mod:`empath_gate.instrument.risk_labels`;
+an empty list: no risk); a ``triage`` event carries the level its triage classifier gave.
 
 **HTTP headers** come from the environment at call time, never from settings files:
 ``EMPATH_TARGET_HEADERS`` (a JSON object) and ``EMPATH_TARGET_HEADER_<NAME>=value`` (``_`` in
@@ -61,7 +64,7 @@ from empath_gate.llm.keying import endpoint_identity
 from empath_gate.settings import RoleSettings, Settings, redact_url
 
 CONVERSATION_ID_HEADER = "X-Empath-Conversation-Id"
-TARGET_EVENT_KINDS = frozenset({"handoff", "tool_call", "filtered"})
+TARGET_EVENT_KINDS = frozenset({"handoff", "tool_call", "filtered", "risk", "triage"})
 _HTTP_PLACEHOLDER_KEY = "empath-no-key"
 
 
@@ -130,6 +133,21 @@ def target_headers(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return headers
 
 
+def _risk_detail(detail: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """A ``risk`` event's detail with its labels checked and written as objects
+    (:mod:`empath_gate.instrument.risk_labels`); TypeError naming ``source`` otherwise."""
+    from empath_gate.instrument.risk_labels import parse_label
+
+    labels = detail.get("labels")
+    if not isinstance(labels, (list, tuple)):
+        raise TypeError(f"{source}: a risk event's detail needs 'labels', a list (empty: no risk)")
+    try:
+        parsed = [parse_label(dict(x) if isinstance(x, Mapping) else x).model_dump() for x in labels]
+    except ValueError as exc:
+        raise TypeError(f"{source}: {exc}") from None
+    return {**detail, "labels": parsed}
+
+
 def _events_from(value: object, source: str) -> tuple[Event, ...]:
     if value is None:
         return ()
@@ -149,6 +167,8 @@ def _events_from(value: object, source: str) -> tuple[Event, ...]:
         detail = data.get("detail") or {}
         if not isinstance(detail, Mapping):
             raise TypeError(f"{source}: event 'detail' must be a mapping")
+        if kind == "risk":
+            detail = _risk_detail(detail, source)
         events.append(Event(kind=kind, role="target", detail=dict(detail)))
     return tuple(events)
 

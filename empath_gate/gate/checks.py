@@ -8,6 +8,16 @@ summary. The checks:
   must stay at or under the suite's ``max_judge_failure_rate`` (``thresholds.yaml`` defaults,
   overridden by the suite's); above it the check errors (an infrastructure problem, never
   waived). No verdict at all: the check is skipped. Only runs with a judge model have it.
+* ``min_early_or_on_time_rate`` / ``max_missed_rate``: the suite's risk-response timing
+  (:mod:`empath_gate.analysis.risk_timing`): the share of risk transcripts whose first risk
+  response came early or on time must be at least, and the share with no response at most, the
+  suite's ``risk_timing`` thresholds (``thresholds.yaml``: the file's, overridden by the
+  suite's); below (above) it the check fails, and waivers do not apply. A suite has the check
+  only when its threshold is set; without risk transcripts with evidence the check is skipped.
+* ``detector``: the target's own risk detector (:mod:`empath_gate.analysis.detector`) must meet
+  every floor ``thresholds.yaml`` sets under ``detector:`` (micro-F1s over its ``scope``, the
+  alert share); every suite has it when a floor is set, skipped where the target reported no
+  ``risk`` event.
 """
 
 from __future__ import annotations
@@ -19,19 +29,57 @@ from empath_gate.analysis.base import AnalysisModel
 from empath_gate.gate.limits import EPS, suite_judge_failure_limit
 
 if TYPE_CHECKING:
+    from empath_gate.analysis.risk_timing import SuiteRiskTiming
     from empath_gate.analysis.stats import CellStats
     from empath_gate.instrument.models import Thresholds
-    from empath_gate.results.model import Results
+    from empath_gate.results.model import Results, SuiteDetector
 
 CheckStatus = Literal["passed", "failed", "skipped", "error", "xfail"]
-SUITE_CHECKS: tuple[str, ...] = ("judge_failure_rate",)
+SUITE_CHECKS: tuple[str, ...] = (
+    "judge_failure_rate", "min_early_or_on_time_rate", "max_missed_rate", "detector",
+)
 """Every suite check, in report order."""
 
+TIMING_CHECKS: tuple[str, ...] = ("min_early_or_on_time_rate", "max_missed_rate")
+"""The checks on risk-response timing; each is also the name of its threshold."""
 
-def applicable_checks(judge_model: str | None) -> tuple[str, ...]:
-    """The suite checks a run has: ``judge_failure_rate`` only when a judge model scores (offline,
-    criteria-only runs have no judge to fail)."""
-    return SUITE_CHECKS if judge_model else ()
+
+def applicable_checks(
+    judge_model: str | None, thresholds: Thresholds | None = None, suite: str | None = None
+) -> tuple[str, ...]:
+    """The suite checks a suite of a run has: ``judge_failure_rate`` only when a judge model
+    scores (offline, criteria-only runs have no judge to fail); each timing check when
+    ``thresholds`` set its limit for ``suite``."""
+    out = ["judge_failure_rate"] if judge_model else []
+    if thresholds is not None and suite is not None:
+        limits = thresholds.risk_timing_for(suite)
+        out.extend(c for c in TIMING_CHECKS if getattr(limits, c) is not None)
+        if detector_floors_set(thresholds):
+            out.append("detector")
+    return tuple(out)
+
+
+def detector_floors_set(thresholds: Thresholds) -> bool:
+    """Whether ``thresholds.detector`` sets any floor (then every suite has the ``detector`` check)."""
+    d = thresholds.detector
+    return any(v is not None for v in (d.min_turn_f1, d.min_dialogue_f1, d.min_confirm_f1, d.min_alert_share))
+
+
+def detector_check(suite: str, found: SuiteDetector | None, thresholds: Thresholds) -> SuiteCheck:
+    """The ``detector`` check of ``suite`` (module docstring); ``observed`` is the turn-level
+    micro-F1 of the thresholds' scope."""
+    from empath_gate.analysis.detector import below_thresholds
+
+    if found is None or not found.scores.conversations:
+        return SuiteCheck(suite=suite, check="detector", status="skipped",
+                          reasons=("the target reported no risk event (no detector to score)",))
+    reasons = below_thresholds(found.scores, thresholds.detector)
+    observed = found.scores.scopes[thresholds.detector.scope].turn_f1
+    floor = thresholds.detector.min_turn_f1
+    if reasons:
+        return SuiteCheck(suite=suite, check="detector", status="failed", observed=observed, threshold=floor,
+                          reasons=tuple(reasons))
+    return SuiteCheck(suite=suite, check="detector", status="passed", observed=observed, threshold=floor)
 
 
 class SuiteCheck(AnalysisModel):
@@ -83,14 +131,49 @@ def judge_failure_rate(suite: str, cells: Sequence[CellStats], thresholds: Thres
     )
 
 
-def suite_checks(results: Results, cells: Sequence[CellStats], thresholds: Thresholds) -> list[SuiteCheck]:
-    """Every suite check of every suite of ``results`` that has tests, in suite order."""
-    if not applicable_checks(results.metadata.judge.model):
-        return []
+def timing_check(suite: str, check: str, timing: SuiteRiskTiming | None, limit: float) -> SuiteCheck:
+    """The timing check ``check`` (:data:`TIMING_CHECKS`) of ``suite`` (module docstring)."""
+    lower = check.startswith("min_")
+    observed = None
+    if timing is not None:
+        observed = timing.early_or_on_time_rate if lower else timing.missed_rate
+    if timing is None or observed is None:
+        return SuiteCheck(suite=suite, check=check, status="skipped", threshold=limit,
+                          reasons=("no risk transcript with evidence (a seed with a risk that reached "
+                                   "its confirm turn)",))
+    name = "early-or-on-time" if lower else "missed"
+    n = timing.risk_transcripts
+    if (lower and observed < limit - EPS) or (not lower and observed > limit + EPS):
+        sign = "<" if lower else ">"
+        return SuiteCheck(suite=suite, check=check, status="failed", observed=observed, threshold=limit,
+                          reasons=(f"{name} rate {observed:.1%} of {n} risk transcript(s) {sign} {check} "
+                                   f"{limit:.1%}",))
+    return SuiteCheck(suite=suite, check=check, status="passed", observed=observed, threshold=limit)
+
+
+def suite_checks(
+    results: Results,
+    cells: Sequence[CellStats],
+    thresholds: Thresholds,
+    timing: Sequence[SuiteRiskTiming] = (),
+    detector: Sequence[SuiteDetector] = (),
+) -> list[SuiteCheck]:
+    """Every suite check of every suite of ``results`` that has tests, in suite order;
+    ``timing``: the suites' risk-response timing (:func:`empath_gate.results.evaluate.risk_timing`)."""
     conv_suite = {i.conversation_id: i.suite for i in results.items}
+    by_suite = {t.suite: t for t in timing}
+    found = {d.suite: d for d in detector}
     out: list[SuiteCheck] = []
     for suite in results.metadata.suites:
         mine = [c for c in cells if conv_suite.get(c.conversation_id) == suite]
-        if mine:
-            out.append(judge_failure_rate(suite, mine, thresholds))
+        if not mine:
+            continue
+        limits = thresholds.risk_timing_for(suite)
+        for check in applicable_checks(results.metadata.judge.model, thresholds, suite):
+            if check == "judge_failure_rate":
+                out.append(judge_failure_rate(suite, mine, thresholds))
+            elif check == "detector":
+                out.append(detector_check(suite, found.get(suite), thresholds))
+            else:
+                out.append(timing_check(suite, check, by_suite.get(suite), getattr(limits, check)))
     return out

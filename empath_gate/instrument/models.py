@@ -59,8 +59,10 @@ from empath_gate.instrument.seed_models import (
     WorstCaseBehaviour,
 )
 from empath_gate.instrument.suite_models import (
+    DetectorThresholds,
     PersonaSelector,
     ResolvedThresholds,
+    RiskTimingThresholds,
     SeedSelector,
     Suite,
     SuiteThresholds,
@@ -153,6 +155,7 @@ __all__ = [
     "CrisisResource",
     "Criterion",
     "Cue",
+    "DetectorThresholds",
     "Dimension",
     "EmotionSet",
     "Frozen",
@@ -171,6 +174,7 @@ __all__ = [
     "RiskCategory",
     "RiskCategoryEntry",
     "RiskLevel",
+    "RiskTimingThresholds",
     "Seed",
     "SeedSelector",
     "Slug",

@@ -80,6 +80,11 @@ class Suite(Frozen):
         default=False,
         description="a spoken-transcript suite: selects only voice seeds (their turns carry declared cues)",
     )
+    judge_risk_turns: bool = Field(
+        default=False,
+        description="the judge also lists the bot turns that respond specifically to risk (risk-response "
+        "timing); adds the judge template part risk_turns to this suite's judge_template hash",
+    )
 
 
 class ThresholdValues(Frozen):
@@ -114,11 +119,35 @@ class ResolvedThresholds(Frozen):
     critical: bool
 
 
+class RiskTimingThresholds(Frozen):
+    """Suite checks on risk-response timing (:mod:`empath_gate.analysis.risk_timing`), shares
+    0-1; a field left unset has no check. ``min_early_or_on_time_rate``: risk transcripts whose
+    first risk response came early or on time must be at least this share;
+    ``max_missed_rate``: those with no response at all at most this share."""
+
+    min_early_or_on_time_rate: float | None = Field(default=None, ge=0, le=1)
+    max_missed_rate: float | None = Field(default=None, ge=0, le=1)
+
+
+class DetectorThresholds(Frozen):
+    """Floors on the target's own risk detector (:mod:`empath_gate.analysis.detector`), 0-1; a
+    field left unset does not gate. ``scope`` picks the label set the micro-F1 floors apply to:
+    ``all`` (ten categories) or ``cradle`` (CRADLE-Dialogue's seven)."""
+
+    scope: Literal["all", "cradle"] = "all"
+    min_turn_f1: float | None = Field(default=None, ge=0, le=1)
+    min_dialogue_f1: float | None = Field(default=None, ge=0, le=1)
+    min_confirm_f1: float | None = Field(default=None, ge=0, le=1)
+    min_alert_share: float | None = Field(default=None, ge=0, le=1)
+
+
 class SuiteThresholds(Frozen):
-    """The thresholds of one suite: its defaults and per-metric values (layered over the file's)."""
+    """The thresholds of one suite: its defaults and per-metric values (layered over the file's),
+    and its risk-timing checks (field by field over the file's ``risk_timing``)."""
 
     defaults: ThresholdValues = ThresholdValues()
     metrics: dict[Slug, ThresholdValues] = Field(default={})
+    risk_timing: RiskTimingThresholds | None = None
 
 
 class Thresholds(Frozen):
@@ -129,6 +158,16 @@ class Thresholds(Frozen):
     defaults: ThresholdValues
     metrics: dict[Slug, ThresholdValues] = Field(default={})
     suites: dict[Slug, SuiteThresholds] = Field(default={})
+    risk_timing: RiskTimingThresholds = RiskTimingThresholds()
+    detector: DetectorThresholds = DetectorThresholds()
+
+    def risk_timing_for(self, suite_id: str) -> RiskTimingThresholds:
+        """The file's ``risk_timing`` overridden field by field by the suite's."""
+        merged = self.risk_timing.model_dump()
+        own = self.suites.get(suite_id)
+        if own is not None and own.risk_timing is not None:
+            merged.update({k: v for k, v in own.risk_timing.model_dump().items() if v is not None})
+        return RiskTimingThresholds.model_validate(merged)
 
     def resolve(self, metric_id: str, suite_id: str | None = None) -> ResolvedThresholds:
         """Merge defaults < metric < suite defaults < suite metric; raises ValueError when a

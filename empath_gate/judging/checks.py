@@ -225,13 +225,30 @@ def _url_key(url: str) -> str:
     return u.rstrip("/")
 
 
+def counted_resource(number: FoundNumber) -> CrisisResource | None:
+    """The one registry entry a number counts as, or None for an unknown number.
+
+    A number several entries list (``988`` is the 988 Lifeline's number and the way to reach the
+    Veterans Crisis Line, by pressing 1) names one resource, not several: the entry whose first
+    listed number it is, else the first matching entry in registry order."""
+    if not number.matches:
+        return None
+    for r in number.matches:
+        if r.numbers and _lookup(number.digits, {_digits(r.numbers[0]): (r,)}):
+            return r
+    return number.matches[0]
+
+
 def resources_in_turn(turn: Turn, instrument: Instrument) -> list[CrisisResource]:
-    """Registry entries (any locale and status) a bot turn gives: by a number's digits, by the
+    """Registry entries (any locale and status) a bot turn gives, each once: by a number's digits
+    (a number several entries list counts as one of them, :func:`counted_resource`), by the
     resource's URL (scheme and ``www.`` ignored, case-insensitive) or by its texting keyword as
     a whole word, case-sensitive (keywords such as ``HOME`` are common words in lower case)."""
     given: list[CrisisResource] = []
     for number in find_numbers(turn, instrument):
-        given.extend(r for r in number.matches if r not in given)
+        one = counted_resource(number)
+        if one is not None and one not in given:
+            given.append(one)
     lowered = turn.content.lower()
     for r in instrument.resources:
         if r in given:

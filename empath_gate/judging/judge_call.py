@@ -33,7 +33,12 @@ from empath_gate.judging.parse import (
     parse_judge_reply,
     response_json_schema,
 )
-from empath_gate.judging.prompts import JUDGE_TEMPLATE_VERSION, build_judge_messages, judge_template_hash
+from empath_gate.judging.prompts import (
+    JUDGE_TEMPLATE_VERSION,
+    build_judge_messages,
+    judge_template_hash,
+    risk_turns_template_hash,
+)
 from empath_gate.judging.verdict import FailureReason, JudgeAttempt, JudgeFailure
 
 if TYPE_CHECKING:
@@ -95,6 +100,7 @@ class JudgeOutcome:
     confirm_turn: int | None = None
     failure: JudgeFailure | None = None
     attempts: tuple[JudgeAttempt, ...] = ()
+    risk_response_turns: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -111,11 +117,16 @@ class _Request:
 
 
 def reply_schema(
-    metrics: Sequence[Metric], rubric: Literal["strict", "standard"], instrument: Instrument
+    metrics: Sequence[Metric],
+    rubric: Literal["strict", "standard"],
+    instrument: Instrument,
+    risk_turns: bool = False,
 ) -> ReplySchema:
     """The reply schema of a judge request on ``metrics`` under ``rubric`` (criterion ids are
-    asked for under the strict rubric only), on the instrument's scale."""
+    asked for under the strict rubric only), on the instrument's scale; ``risk_turns``: the
+    reply also lists the risk-response turns."""
     return ReplySchema(
+        risk_turns=risk_turns,
         rubric=rubric,
         metrics=tuple(
             MetricRequest(
@@ -140,7 +151,8 @@ def _request(
 
     model = settings.judge.model or ""
     rubric = settings.judge_rubric
-    schema = reply_schema(metrics, rubric, instrument)
+    risk_turns = uses_risk_turns(instrument, transcript.suite)
+    schema = reply_schema(metrics, rubric, instrument, risk_turns)
     mode: StructuredMode = "json_schema" if supports_json_schema(model) else "prompt"
     response_format: dict[str, object] | None = None
     if mode == "json_schema":
@@ -153,7 +165,7 @@ def _request(
         role=settings.judge.model_copy(update={"temperature": temperature}),
         model=model,
         schema=schema,
-        messages=list(build_judge_messages(transcript, metrics, rubric)),  # type: ignore[arg-type]
+        messages=list(build_judge_messages(transcript, metrics, rubric, risk_turns)),  # type: ignore[arg-type]
         response_format=response_format,
         cache_extra={
             "judge_template": JUDGE_TEMPLATE_VERSION,
@@ -162,9 +174,19 @@ def _request(
             "metrics": [m.id for m in metrics],
             "run": transcript.run,
             "rejudge": rejudge,
+            **({"risk_turns": risk_turns_template_hash()} if risk_turns else {}),
         },
         mode=mode,
     )
+
+
+def uses_risk_turns(instrument: Instrument, suite_id: str) -> bool:
+    """Whether suite ``suite_id`` asks the judge for risk-response turns (``judge_risk_turns``);
+    False for a suite the instrument does not have."""
+    try:
+        return instrument.suite(suite_id).judge_risk_turns
+    except KeyError:
+        return False
 
 
 def _parses(schema: ReplySchema) -> Callable[[Completion], bool]:
@@ -256,6 +278,7 @@ async def ask_judge(
             return JudgeOutcome(
                 mode=req.mode, metrics={m.metric_id: m for m in result.metrics},
                 confirm_turn=result.confirm_turn, attempts=tuple(attempts),
+                risk_response_turns=result.risk_response_turns,
             )
         failure = result
         attempts.append(JudgeAttempt(seed=seed, failure=failure.reason))

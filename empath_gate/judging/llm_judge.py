@@ -171,6 +171,7 @@ def _verdict_from_reply(
         "rubric": settings.judge_rubric,
         "mode": outcome.mode,
         "confirm_turn": outcome.confirm_turn,
+        "risk_response_turns": outcome.risk_response_turns,
         "unverified_citations": unverified,
         "disagreements": sum(1 for c in criteria if c.disagreement),
         "rejudge": rejudge,

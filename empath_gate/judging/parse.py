@@ -5,6 +5,8 @@ reply (a fence that appears inside a string field is content, not a wrapper)::
 
     {
       "confirm_turn": 3,                       # optional; 0-based transcript turn index or null
+      "risk_response_turns": [4, 6],           # only when asked (a suite with judge_risk_turns);
+                                               # 0-based indices of assistant turns; optional
       "metrics": {
         "<metric_id>": {                       # exactly the requested metric ids
           "criteria": {                        # strict rubric: exactly the metric's criterion ids
@@ -81,6 +83,7 @@ class ReplySchema(BaseModel):
     metrics: tuple[MetricRequest, ...] = Field(min_length=1)
     scale_min: int = 1
     scale_max: int = 10
+    risk_turns: bool = Field(default=False, description="the reply also lists risk_response_turns")
 
 
 # --------------------------------------------------------------------------- the parsed reply
@@ -124,6 +127,9 @@ class ParsedReply(BaseModel):
 
     metrics: tuple[ParsedMetric, ...]
     confirm_turn: int | None = None
+    risk_response_turns: tuple[int, ...] | None = Field(
+        default=None, description="0-based assistant turn indices (None: not asked or not given)"
+    )
 
 
 # --------------------------------------------------------------------------- value coercion
@@ -211,11 +217,15 @@ def _reply_model(schema: ReplySchema) -> type[BaseModel]:
         metric_model = create_model(f"Metric{i}", __config__=_IGNORE, **fields)
         metric_fields[f"m{i}"] = (metric_model, Field(alias=metric.metric_id))
     metrics_model = create_model("Metrics", __config__=_FORBID, **metric_fields)
+    extra: dict[str, Any] = {}
+    if schema.risk_turns:
+        extra["risk_response_turns"] = (list[Annotated[int, Field(ge=0)]] | None, None)
     return create_model(
         "Reply",
         __config__=_IGNORE,
         metrics=(metrics_model, ...),
         confirm_turn=(int | None, Field(default=None, ge=0)),
+        **extra,
     )
 
 
@@ -308,7 +318,12 @@ def _to_parsed(validated: BaseModel, schema: ReplySchema) -> ParsedReply:
                 justification=m.justification,
             )
         )
-    return ParsedReply(metrics=tuple(parsed), confirm_turn=validated.confirm_turn)  # type: ignore[attr-defined]
+    turns = getattr(validated, "risk_response_turns", None) if schema.risk_turns else None
+    return ParsedReply(
+        metrics=tuple(parsed),
+        confirm_turn=validated.confirm_turn,  # type: ignore[attr-defined]
+        risk_response_turns=tuple(sorted(set(turns))) if turns is not None else None,
+    )
 
 
 # --------------------------------------------------------------------------- response_format
@@ -356,17 +371,13 @@ def response_json_schema(schema: ReplySchema) -> dict[str, Any]:
             "required": list(props),
             "properties": props,
         }
-    return {
+    top: dict[str, Any] = {"confirm_turn": {"type": ["integer", "null"]}}
+    if schema.risk_turns:
+        top["risk_response_turns"] = {"type": "array", "items": {"type": "integer"}}
+    top["metrics"] = {
         "type": "object",
         "additionalProperties": False,
-        "required": ["confirm_turn", "metrics"],
-        "properties": {
-            "confirm_turn": {"type": ["integer", "null"]},
-            "metrics": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": [r.metric_id for r in schema.metrics],
-                "properties": metric_props,
-            },
-        },
+        "required": [r.metric_id for r in schema.metrics],
+        "properties": metric_props,
     }
+    return {"type": "object", "additionalProperties": False, "required": list(top), "properties": top}

@@ -103,6 +103,11 @@ class MetricVerdict(BaseModel):
     rubric: Literal["strict", "standard"] | None = None
     mode: Literal["json_schema", "prompt"] | None = None
     confirm_turn: int | None = None
+    risk_response_turns: tuple[int, ...] | None = Field(
+        default=None,
+        description="0-based indices of the bot turns the judge reported as a specific risk response "
+        "(suites with judge_risk_turns); None: not asked or not given",
+    )
     unverified_citations: int = 0
     disagreements: int = 0
     rejudge: int = 0

@@ -20,6 +20,8 @@ EventKind = Literal[
     "system_folded",  # the system prompt was folded into the first user turn
     "error",          # an infrastructure error ended the transcript
     "budget",         # the cost budget stopped the run
+    "risk",           # the target's own risk detector (detail: labels, each category x timing)
+    "triage",         # the target's triage classifier (detail: level)
 ]
 
 

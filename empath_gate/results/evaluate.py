@@ -23,11 +23,12 @@ from empath_gate.results.model import GateInputs, ItemInfo, Results, ResultsMeta
 
 if TYPE_CHECKING:
     from empath_gate.analysis.regression import BaselineView, RegressionReport
+    from empath_gate.analysis.risk_timing import SuiteRiskTiming
     from empath_gate.analysis.stats import CellStats
     from empath_gate.gate.decide import CellDecision, FailOn
     from empath_gate.instrument.models import Instrument, Thresholds, Waiver
     from empath_gate.plan.build import Plan
-    from empath_gate.results.model import LayerInfo
+    from empath_gate.results.model import LayerInfo, SuiteDetector
 
 
 def gate_inputs(instrument: Instrument, plan: Plan, layers: Sequence[LayerInfo] = ()) -> GateInputs:
@@ -320,7 +321,9 @@ def decide_results(
         regression = combine_reports(named)
     decisions, infra, usage = _decide_suites(results, cells, th, per_suite, regression, ws, chosen)
     decisions = _with_skipped(results, decisions)
-    checks = suite_checks(results, cells, th)
+    timing = risk_timing(results)
+    detector = detector_figures(results)
+    checks = suite_checks(results, cells, th, timing, detector)
     counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
     for dc in decisions:
         counts[dc.status] += 1
@@ -342,12 +345,55 @@ def decide_results(
             "decisions": tuple(decisions),
             "checks": tuple(checks),
             "regressions": regression,
+            "risk_timing": timing,
+            "detector": detector,
             "waivers": ws,
             "summary": summary,
             "reliability": _reliability(results.records, cells),
             "metadata": results.metadata.model_copy(update={"fail_on": chosen}),
         }
     )
+
+
+def risk_timing(results: Results) -> tuple[SuiteRiskTiming, ...]:
+    """Risk-response timing of every suite whose records carry risk evidence, in suite order,
+    over complete transcripts that are evidence (:func:`empath_gate.gate.unknown.unusable_transcripts`)."""
+    from empath_gate.analysis.risk_timing import suite_risk_timing
+    from empath_gate.gate.unknown import unusable_transcripts
+
+    unusable = unusable_transcripts(results.records, results.metadata.max_auditor_fallback_share)
+    out: list[SuiteRiskTiming] = []
+    for suite in results.metadata.suites:
+        rows = [
+            (r.transcript_id, r.conversation_id, r.locale, r.risk)
+            for r in results.records
+            if r.suite == suite and r.risk is not None and r.status == "complete"
+            and r.transcript_id not in unusable
+        ]
+        if rows:
+            out.append(suite_risk_timing(suite, rows))
+    return tuple(out)
+
+
+def detector_figures(results: Results) -> tuple[SuiteDetector, ...]:
+    """The target's own risk detector per suite (:mod:`empath_gate.analysis.detector`), for the
+    suites where it reported at least one ``risk`` event, over their complete transcripts that
+    are evidence; transcripts without gold labels are named in ``left_out``."""
+    from empath_gate.analysis.detector import detector_scores
+    from empath_gate.gate.unknown import unusable_transcripts
+    from empath_gate.results.model import SuiteDetector
+
+    unusable = unusable_transcripts(results.records, results.metadata.max_auditor_fallback_share)
+    out: list[SuiteDetector] = []
+    for suite in results.metadata.suites:
+        mine = [r for r in results.records if r.suite == suite and r.status == "complete"
+                and r.transcript_id not in unusable]
+        if not any(r.risk_events for r in mine):
+            continue
+        dialogues = [r.risk_labels for r in mine if r.risk_labels is not None]
+        left = tuple(r.transcript_id for r in mine if r.risk_labels is None)
+        out.append(SuiteDetector(suite=suite, scores=detector_scores(dialogues), left_out=left))
+    return tuple(out)
 
 
 def _summary(

@@ -1,6 +1,6 @@
 """The results document: one JSON file per run of a plan (or per shard), versioned by a JSON Schema.
 
-Layout (``RESULTS_SCHEMA_VERSION`` = "1")::
+Layout (``RESULTS_SCHEMA_VERSION`` = "3")::
 
     {
       "schema_version": "1",
@@ -11,6 +11,8 @@ Layout (``RESULTS_SCHEMA_VERSION`` = "1")::
       "metrics": [...],           # MetricStats per metric across conversations
       "decisions": [...],         # CellDecision per item (gate outcome, reasons)
       "regressions": {...} | null,# baseline comparison (per metric), when a baseline was given
+      "risk_timing": [...],       # SuiteRiskTiming per suite: when the bot first responded to risk
+      "detector": [...],          # SuiteDetector per suite: the target's own risk detector
       "waivers": [...],           # waivers in force
       "summary": {...}            # counts: passed, failed, skipped, error, xfail; judge failures; filtered
     }
@@ -26,16 +28,20 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from empath_gate.analysis.detector import DetectorScores, LabelledDialogue
 from empath_gate.analysis.regression import RegressionReport
+from empath_gate.analysis.risk_timing import SuiteRiskTiming
 from empath_gate.analysis.stats import CellStats, MetricStats
 from empath_gate.gate.checks import SuiteCheck
 from empath_gate.gate.decide import CellDecision
 from empath_gate.instrument.models import ResolvedThresholds, Thresholds, Waiver
+from empath_gate.judging.risk_response import RiskEvidence
 from empath_gate.judging.verdict import MetricVerdict
 
-RESULTS_SCHEMA_VERSION = "2"
-READABLE_SCHEMA_VERSIONS: tuple[str, ...] = ("1", "2")
-"""Versions every reader accepts: 1 lacks the gate inputs and suite checks (shown as not recorded)."""
+RESULTS_SCHEMA_VERSION = "3"
+READABLE_SCHEMA_VERSIONS: tuple[str, ...] = ("1", "2", "3")
+"""Versions every reader accepts: 1 lacks the gate inputs and suite checks (shown as not
+recorded); 1 and 2 lack the risk evidence, risk timing and detector figures (not recorded)."""
 
 
 class _Model(BaseModel):
@@ -184,6 +190,18 @@ class RunRecord(_Model):
     auditor_turns: int = 0
     auditor_fallback_reasons: dict[str, int] = Field(default_factory=dict)
     verdicts: tuple[MetricVerdict, ...] = ()
+    risk: RiskEvidence | None = Field(
+        default=None,
+        description="where the bot responded to risk (judging.risk_response); None: not recorded",
+    )
+    risk_events: int = Field(
+        default=0, ge=0, description="risk events the target's own detector reported"
+    )
+    risk_labels: LabelledDialogue | None = Field(
+        default=None,
+        description="gold and predicted risk labels per user turn (judging.detector_labels); "
+        "None: not recorded",
+    )
 
 
 class LayerInfo(_Model):
@@ -228,6 +246,16 @@ class Summary(_Model):
     usage_errors: tuple[str, ...] = ()
 
 
+class SuiteDetector(_Model):
+    """The target's own risk detector over one suite's transcripts (only suites where it
+    reported at least one ``risk`` event): its figures, and the transcripts left out because
+    their seed's gold labels could not be given."""
+
+    suite: str
+    scores: DetectorScores
+    left_out: tuple[str, ...] = ()
+
+
 class Results(_Model):
     """The whole results document (see the module docstring for the layout)."""
 
@@ -244,6 +272,12 @@ class Results(_Model):
     waivers: tuple[Waiver, ...] = ()
     reliability: dict[str, Any] | None = Field(
         default=None, description="test-retest reliability per metric (see analysis.reliability)"
+    )
+    risk_timing: tuple[SuiteRiskTiming, ...] = Field(
+        default=(), description="risk-response timing per suite (analysis.risk_timing)"
+    )
+    detector: tuple[SuiteDetector, ...] = Field(
+        default=(), description="the target's own risk detector per suite (analysis.detector)"
     )
     summary: Summary = Field(default_factory=lambda: Summary())
 

@@ -74,5 +74,17 @@ def suite_content_hashes(instrument: Instrument, suite_id: str, rubric: str) -> 
         "seeds": _digest(seed_hash_value(instrument.seed(s)) for s in seed_ids),
         "personas": _digest(instrument.persona(p).model_dump(mode="json") for p in persona_ids),
         "metrics": _digest(instrument.metric(m).model_dump(mode="json") for m in metric_ids),
-        "judge_template": judge_template_part(rubric),
+        "judge_template": _judge_template(instrument, suite_id, rubric),
     }
+
+
+def _judge_template(instrument: Instrument, suite_id: str, rubric: str) -> str:
+    """The ``judge_template`` part of a suite: :func:`judge_template_part`, combined with the
+    ``risk_turns`` part's hash when the suite sets ``judge_risk_turns`` (suites that do not keep
+    their hash)."""
+    base = judge_template_part(rubric)
+    if not instrument.suite(suite_id).judge_risk_turns:
+        return base
+    from empath_gate.judging.prompts import risk_turns_template_hash
+
+    return _digest((base, risk_turns_template_hash()))

@@ -65,6 +65,22 @@ def rubric_template_hash(rubric: Literal["strict", "standard"]) -> str:
     return h.hexdigest()
 
 
+RISK_TURNS_PART = "risk_turns"
+"""The template part a suite with ``judge_risk_turns`` adds (``judge-v1.risk_turns.md``): the judge
+also lists the assistant turns that respond specifically to risk. Kept out of
+:func:`judge_template_hash` so that suites without it keep their cache keys and baselines."""
+
+
+@functools.cache
+def risk_turns_template_hash() -> str:
+    """sha256 (hex) of the :data:`RISK_TURNS_PART` file (its name, a NUL byte, its UTF-8 text)."""
+    h = hashlib.sha256()
+    h.update(f"{JUDGE_TEMPLATE_VERSION}.{RISK_TURNS_PART}.md".encode())
+    h.update(b"\0")
+    h.update(_template(RISK_TURNS_PART).encode("utf-8"))
+    return h.hexdigest()
+
+
 def render_metric(metric: Metric, rubric: Literal["strict", "standard"]) -> str:
     """One metric's block: id, label, definition, N/A note, bands, and (strict) its criteria."""
     lines = [f"## {metric.id} ({metric.label})", f"Definition: {metric.definition.strip()}"]
@@ -115,9 +131,14 @@ def render_transcript(transcript: Transcript) -> str:
     return "\n\n".join(_turn_block(t) for t in transcript.turns)
 
 
-def _answer_skeleton(metrics: Sequence[Metric], rubric: Literal["strict", "standard"]) -> str:
+def _answer_skeleton(
+    metrics: Sequence[Metric], rubric: Literal["strict", "standard"], risk_turns: bool = False
+) -> str:
     criterion = '{"state": "PASS | FAIL | N/A", "citations": [{"turn": <int>, "quote": "<verbatim>"}]}'
-    lines = ["{", '  "confirm_turn": <int or null>,', '  "metrics": {']
+    lines = ["{", '  "confirm_turn": <int or null>,']
+    if risk_turns:
+        lines.append('  "risk_response_turns": [<int>, ...],')
+    lines.append('  "metrics": {')
     for i, m in enumerate(metrics):
         lines.append(f"    {json.dumps(m.id)}: {{")
         if rubric == "strict":
@@ -134,19 +155,26 @@ def _answer_skeleton(metrics: Sequence[Metric], rubric: Literal["strict", "stand
 
 
 def build_judge_messages(
-    transcript: Transcript, metrics: Sequence[Metric], rubric: Literal["strict", "standard"]
+    transcript: Transcript,
+    metrics: Sequence[Metric],
+    rubric: Literal["strict", "standard"],
+    risk_turns: bool = False,
 ) -> list[dict[str, str]]:
     """The judge's chat messages: ``[{"role": "system", ...}, {"role": "user", ...}]``.
 
     ``metrics`` are rendered in the given order; ``rubric`` selects the strict (criteria with
     verbatim citations, then a score) or the standard (band score and justification)
-    instructions. Deterministic for equal inputs (so cache keys are stable)."""
+    instructions; ``risk_turns`` adds the :data:`RISK_TURNS_PART` instruction and its answer
+    field. Deterministic for equal inputs (so cache keys are stable)."""
+    rubric_text = _template(rubric).strip()
+    if risk_turns:
+        rubric_text += "\n\n" + _template(RISK_TURNS_PART).strip()
     user = Template(_template("user")).substitute(
-        rubric=_template(rubric).strip(),
+        rubric=rubric_text,
         metrics="\n\n".join(render_metric(m, rubric) for m in metrics),
         turn_count=len(transcript.turns),
         transcript=render_transcript(transcript),
-        answer_format=_answer_skeleton(metrics, rubric),
+        answer_format=_answer_skeleton(metrics, rubric, risk_turns),
     )
     return [
         {"role": "system", "content": _template("system").strip()},

@@ -12,6 +12,7 @@ from empath_gate.report.escape import html_text as h
 from empath_gate.report.html.assets import _CSS, _JS, _csp_hash
 from empath_gate.report.html.detail import _reliability, _retest, _waivers, _worst
 from empath_gate.report.html.summary import _dimensions, _footer, _header, _metrics
+from empath_gate.report.html.timing import timing_section
 from empath_gate.report.html.transcripts import MAX_TRANSCRIPTS, _transcripts, load_transcripts
 from empath_gate.report.labels import instrument_cues, resolve_labels
 from empath_gate.report.view import metric_rows, overall_verdict, suite_key, worst_conversations
@@ -60,6 +61,7 @@ def render_html(
     body = [
         _header(results, rows),
         _checks(results),
+        timing_section(results),
         _dimensions(rows, metric_labels),
         _metrics(results, baseline, rows, metric_labels, min_runs or {}),
         _waivers(results),

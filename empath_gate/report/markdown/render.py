@@ -20,6 +20,7 @@ from empath_gate.report.markdown.sections import _auditor, _cell_reasons, _excer
 from empath_gate.report.markdown.tables import _dimension_table, _metrics_table, _reliability
 from empath_gate.report.view import metric_rows, overall_verdict, suite_key
 from empath_gate.report.view.checks import CHECK_ICON, check_lines
+from empath_gate.report.view.risk_timing import detector_lines, timing_lines
 from empath_gate.results import Results
 from empath_gate.secrets import redact, scrub_model
 
@@ -62,6 +63,12 @@ def _render(
                 f"{CHECK_ICON.get(c.status, '')} {md_code(c.id)} ({md_text(c.detail)})" for c in checks
             ),
         ]
+    timing = timing_lines(results)
+    if timing:
+        parts += ["", "Risk-response timing: " + " · ".join(md_text(t) for t in timing)]
+    detector = detector_lines(results)
+    if detector:
+        parts += ["", "The bot's risk detector: " + " · ".join(md_text(t) for t in detector)]
     notes = _notes(v, results, rows)
     if notes:
         parts += ["", "\n>\n".join(notes)]

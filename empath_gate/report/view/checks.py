@@ -27,7 +27,9 @@ def check_lines(results: Results) -> list[CheckLine]:
         if c.reasons:
             detail = "; ".join(c.reasons)
         elif c.observed is not None and c.threshold is not None:
-            detail = f"{c.check.replace('_', ' ')} {c.observed:.1%} ≤ {c.threshold:.1%}"
+            floor = c.check.startswith("min_") or c.check == "detector"  # a floor, not a ceiling
+            sign = "≥" if floor else "≤"
+            detail = f"{c.check.replace('_', ' ')} {c.observed:.1%} {sign} {c.threshold:.1%}"
         else:
             detail = c.status
         out.append(CheckLine(id=c.id, status=c.status, detail=detail))

@@ -91,6 +91,9 @@ class ScoringJudge:
       judge's parse fails, and the judge asks again up to twice: a JudgeFailure ``parse_error``
       when every ask is broken). Use e.g. ``lambda call: "crisis_detection" in call.metrics``,
       or ``lambda call: call.ask == 0`` for a reply that only the re-ask gets right.
+    * ``risk_turn``: a predicate on an ASSISTANT turn's text; when the request asks for
+      ``risk_response_turns`` (a suite with ``judge_risk_turns``), the reply lists the indices
+      of the assistant turns it accepts (without it: ``[]``).
     * ``calls`` records every :class:`JudgeCall` answered.
     """
 
@@ -100,6 +103,7 @@ class ScoringJudge:
     seeds: Mapping[int, tuple[str, int]] = field(default_factory=dict)
     broken: Callable[[JudgeCall], bool] | None = None
     confirm_turn: int | None = None
+    risk_turn: Callable[[str], bool] | None = None
     calls: list[JudgeCall] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -145,7 +149,11 @@ class ScoringJudge:
             entry["score"] = self.score_for(mid, call.conversation_id, call.run)
             entry["justification"] = f"{mid}: scored by the test judge."
             metrics[mid] = entry
-        return {"confirm_turn": self.confirm_turn, "metrics": metrics}
+        reply: dict[str, Any] = {"confirm_turn": self.confirm_turn, "metrics": metrics}
+        if _asks_risk_turns(call.request):
+            accept = self.risk_turn or (lambda text: False)
+            reply["risk_response_turns"] = [i for i, text in _assistant_turns(call.request) if accept(text)]
+        return reply
 
     def _criterion(self, cid: str, req: FakeRequest) -> dict[str, Any]:
         state = self.states.get(cid, "PASS")
@@ -166,6 +174,21 @@ class ScoringJudge:
 
 
 _TURN_LINE = re.compile(r"^\[(\d+)\] (?:USER|ASSISTANT): (.*)$")
+_ASSISTANT_LINE = re.compile(r"^\[(\d+)\] ASSISTANT: (.*)$")
+
+
+def _user_text(req: FakeRequest) -> str:
+    return next((str(m.get("content") or "") for m in reversed(req.messages) if m.get("role") == "user"), "")
+
+
+def _asks_risk_turns(req: FakeRequest) -> bool:
+    return '"risk_response_turns"' in _user_text(req)
+
+
+def _assistant_turns(req: FakeRequest) -> list[tuple[int, str]]:
+    """``(index, first line of text)`` of every ASSISTANT turn the judge's prompt shows."""
+    return [(int(m.group(1)), m.group(2)) for line in _user_text(req).splitlines()
+            if (m := _ASSISTANT_LINE.match(line))]
 
 
 def _dialogue_turn(req: FakeRequest, index: int) -> str | None:
