@@ -1,4 +1,5 @@
-"""Each test starts with no configured input limits (loading settings elsewhere sets them)."""
+"""Every test starts with no configured input limits: loading settings sets them for the whole
+process (`bounded.configure_limits`), and a later test would read them instead of its environment."""
 
 from __future__ import annotations
 
