@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from cli_support import TINY, Project
-from plugin_support import ENV_CLEARED, gate_env, program
+from plugin_support import ENV_CLEARED, gate_env, program, read_json
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:Item.* using the .ReadOnly. qualifier:UserWarning"),
@@ -88,7 +88,7 @@ def test_a_closed_pipe_ends_a_command_quietly(tmp_path: Path) -> None:
     assert shell.stdout == "{\n" and "Traceback" not in shell.stderr and "BrokenPipe" not in shell.stderr
 
 
-def test_ctrl_c_ends_a_run_with_one_line_and_keeps_finished_transcripts(project: Project) -> None:
+def test_ctrl_c_ends_a_run_with_one_line_and_writes_results_of_what_finished(project: Project) -> None:
     program(project.fake)
     project.fake.latency_s = 0.05
     env = _env(gate_env(project.fake, project.cache_dir))
@@ -111,6 +111,18 @@ def test_ctrl_c_ends_a_run_with_one_line_and_keeps_finished_transcripts(project:
     assert "never awaited" not in err and "Traceback" not in err and "Task was destroyed" not in err
     lines = [x for x in err.splitlines() if x.strip() and not x.startswith("empath-gate: ")]
     assert len(lines) == 1 and "interrupted" in lines[0], err
-    assert len(list(transcripts.glob("**/*.jsonl"))) >= finished
+    kept = len(list(transcripts.glob("**/*.jsonl")))
+    assert kept >= finished
+    # the results of what finished: every planned transcript has a record, the unfinished ones
+    # (and the generated ones the interrupt kept from the judge) as interrupted errors
+    assert "wrote " in lines[0] and lines[0].endswith("results.json"), err
+    doc = read_json(project.path / "empath-results" / "results.json")
+    records = doc["records"]
+    assert len(records) == 3 * 30
+    with_file = [r for r in records if r["transcript_path"]]
+    assert len(with_file) >= finished and len(with_file) <= kept
+    interrupted = [r for r in records if r["status"] == "error" and r["error"].startswith("interrupted: ")]
+    assert len(interrupted) >= len(records) - len(with_file) > 0
+    assert all(d["status"] != "passed" for d in doc["decisions"]) and doc["decisions"]
 
 
