@@ -8,7 +8,6 @@ Both the pytest plugin and ``empath-gate run`` call :func:`execute`.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -179,6 +178,7 @@ def execute(
     from empath_gate.conversation.engine import generate, transcript_path
     from empath_gate.judging.batch import JudgeJob, judge_batch, judge_cache
     from empath_gate.llm.accounting import ledger_session
+    from empath_gate.llm.loop import run_calls
 
     finished: list[Transcript] = []
     judged: dict[str, list[MetricVerdict]] = {}
@@ -235,7 +235,7 @@ def execute(
         return RunInterrupted(records, len(by_id), full)
 
     try:
-        return asyncio.run(main())
+        return run_calls(main())
     except RunInterrupted:
         raise
     except KeyboardInterrupt:

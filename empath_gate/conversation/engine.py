@@ -56,6 +56,7 @@ from empath_gate.llm.accounting import Ledger, ledger_session, scope
 from empath_gate.llm.cache import Cache
 from empath_gate.llm.classify import redact_secrets
 from empath_gate.llm.client import utc_now
+from empath_gate.llm.loop import run_calls
 from empath_gate.settings import Settings
 
 __all__ = [
@@ -324,5 +325,5 @@ def generate_sync(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(generate(runs, settings=settings, progress=progress, **kwargs))
+        return run_calls(generate(runs, settings=settings, progress=progress, **kwargs))
     raise RuntimeError("generate_sync() called inside a running event loop; await generate() instead")
