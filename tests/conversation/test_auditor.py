@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from conv_support import AUDITOR, SCRIPT_EN, SCRIPT_ES, TARGET, make_persona, make_seed, model_settings, specs
 
+from empath_gate import bounded
 from empath_gate.conversation import auditor as auditor_mod
 from empath_gate.conversation.auditor import (
     END_TOKEN,
@@ -225,7 +226,7 @@ def test_an_over_long_auditor_reply_is_a_visible_break(
     fake_openai: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the same limit as target and judge replies (max_field_chars), here lowered to 50
-    monkeypatch.setenv("EMPATH_MAX_FIELD_CHARS", "50")
+    monkeypatch.setattr(bounded, "_configured", bounded.InputLimits(max_field_chars=50))
     long = "i can't sleep " * 10  # 140 characters, in character but over the limit
     fake_openai.on(AUDITOR, _bad_then([long, long]))
     fake_openai.on(TARGET, "I'm listening.")

@@ -5,15 +5,25 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 
 import pytest
 
+from empath_gate import bounded
 from empath_gate.github.comment import CommentOutcome, GitHubClient, GitHubError, post_sticky_comment
 from empath_gate.report.markdown import marker
 from empath_gate.testing.fake_github import FakeGitHubServer
 
 REPO = "acme/support-bot"
 PR = 7
+
+
+@pytest.fixture(autouse=True)
+def _limits_from_the_environment() -> Iterator[None]:
+    """The EMPATH_MAX_* variables a test sets apply (loading settings elsewhere configures limits)."""
+    bounded.configure_limits(None)
+    yield
+    bounded.configure_limits(None)
 
 
 def post(gh: FakeGitHubServer, **client_kw: float) -> CommentOutcome:
