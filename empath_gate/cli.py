@@ -7,8 +7,9 @@ so ``empath-gate --help`` never imports litellm.
 
 Exit codes (:mod:`empath_gate.gate.exit`): 0 pass, 1 gate failed, 2 usage or configuration error,
 3 infrastructure error; when several apply, 2 > 3 > 1. Ctrl-C ends a command with one line and
-130 (finished transcripts stay on disk and in the cache); a closed output pipe (``| head``)
-ends it quietly with 141.
+130 (finished transcripts stay on disk and in the cache; ``run`` also writes the results of
+what finished), with no "never awaited" warning (:mod:`empath_gate.llm.loop` closes the calls
+litellm left unstarted); a closed output pipe (``| head``) ends it quietly with 141.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import importlib
 import logging
 import os
 import sys
-import warnings
 from collections.abc import Sequence
 
 from empath_gate import __version__
@@ -71,9 +71,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     stdout (``empath-gate agreement … | head -1``) ends the command quietly with 141."""
     from empath_gate.report.console import guarded_output
 
-    # Ctrl-C cancels the run's tasks inside asyncio.run: coroutines created but never started
-    # (litellm's) are collected with a RuntimeWarning before the interrupt reaches this frame.
-    warnings.filterwarnings("ignore", message=r"coroutine .* was never awaited", category=RuntimeWarning)
     try:
         with guarded_output():
             code = _main(argv)

@@ -4,7 +4,6 @@ docstring of :mod:`empath_gate.commands.rejudge` describes the behaviour)."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import warnings
 from collections.abc import Sequence
@@ -148,6 +147,7 @@ def rejudge_results(
     from empath_gate.judging.llm_judge import (
         JudgeHygieneWarning,
     )
+    from empath_gate.llm.loop import run_calls
     from empath_gate.plan.rebuild import rebuild_plan
     from empath_gate.results.evaluate import evaluate
 
@@ -169,7 +169,7 @@ def rejudge_results(
     mode: Literal["scripted", "llm"] = "scripted" if results.metadata.auditor == "scripted" else "llm"
     with warnings.catch_warnings():  # hygiene was reported once by the caller
         warnings.simplefilter("ignore", JudgeHygieneWarning)
-        batches = asyncio.run(
+        batches = run_calls(
             judge_batch(jobs, instrument=instrument, settings=settings, mode=mode, cache=cache)
         )
     judged = dict(zip(keys, batches, strict=True))

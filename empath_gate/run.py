@@ -133,7 +133,8 @@ def run_plan(
     with the cache, the budget and progress lines. Returns one record per transcript in plan order;
     a transcript stopped by an infrastructure problem is a record with ``status`` ``error`` or
     ``budget`` and no verdict. Raises ConfigError/SuiteError when a role cannot be set up (e.g. a
-    ``py:`` target that does not import)."""
+    ``py:`` target that does not import), and :class:`empath_gate.runner.RunInterrupted` (a
+    KeyboardInterrupt carrying the records of what finished) on Ctrl-C."""
     from empath_gate import runner
 
     ids = conversation_ids(setup.plan) if conversations is None else list(conversations)

@@ -8,7 +8,6 @@ Both the pytest plugin and ``empath-gate run`` call :func:`execute`.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -24,9 +23,45 @@ if TYPE_CHECKING:
     from empath_gate.conversation.engine import RunSpec
     from empath_gate.conversation.transcript import Transcript
     from empath_gate.instrument.models import Instrument
-    from empath_gate.llm.accounting import RoleTally
+    from empath_gate.llm.accounting import Ledger, RoleTally
     from empath_gate.plan import Plan
     from empath_gate.settings import Settings
+
+
+INTERRUPTED_UNJUDGED = "interrupted: the transcript was generated but not judged"
+INTERRUPTED_UNFINISHED = "interrupted: the transcript was not finished"
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped :func:`execute`. ``records`` holds one record per spec, in spec order, as
+    :func:`execute` returns them: a transcript that was generated and judged has its full
+    record; one generated but not judged, or not finished, is an ``error`` record without
+    verdicts (:data:`INTERRUPTED_UNJUDGED`, :data:`INTERRUPTED_UNFINISHED`), so its cells are
+    unknown evidence, never passing (the transcript file of one generated but not judged stays
+    referenced, for ``rejudge``). ``finished`` counts the transcripts generated, ``judged`` the
+    full records among them. A KeyboardInterrupt, so a caller that does not look for it still
+    stops."""
+
+    def __init__(self, records: list[RunRecord], finished: int, judged: int) -> None:
+        super().__init__(f"interrupted after {finished} of {len(records)} transcripts")
+        self.records = records
+        self.finished = finished
+        self.judged = judged
+
+
+def interrupted_record(spec: RunSpec) -> RunRecord:
+    """The ``error`` record of a transcript an interrupt stopped before it finished."""
+    return RunRecord(
+        transcript_id=spec.transcript_id,
+        conversation_id=spec.conversation_id,
+        suite=spec.suite,
+        seed_id=spec.seed.id,
+        persona_id=spec.persona.id,
+        locale=spec.seed.locale,
+        run=spec.run,
+        status="error",
+        error=INTERRUPTED_UNFINISHED,
+    )
 
 
 def run_specs(
@@ -193,44 +228,75 @@ def execute(
     a ``budget`` record without verdicts. Each transcript
     is written as soon as it is finished, so an interrupted run keeps what it generated (and
     the cache makes the re-run free). ``relative_to``: record transcript paths relative to it.
+
+    Raises :class:`RunInterrupted` (a KeyboardInterrupt) on Ctrl-C, carrying the records of
+    what finished.
     """
     from empath_gate.conversation.engine import generate, transcript_path
     from empath_gate.judging.batch import JudgeJob, judge_batch, judge_cache
     from empath_gate.llm.accounting import ledger_session
+    from empath_gate.llm.loop import run_calls
+
+    finished: list[Transcript] = []
+    judged: dict[str, list[MetricVerdict]] = {}
+    stopped: set[str] = set()
+    ledgers: list[Ledger] = []
+
+    def record(t: Transcript, vs: Sequence[MetricVerdict], ledger: Ledger) -> RunRecord:
+        path = transcript_path(transcripts_dir, t)
+        if relative_to is not None:
+            try:
+                path = path.resolve().relative_to(relative_to.resolve())
+            except ValueError:
+                path = path.resolve()
+        scripted = not settings.auditor.model or settings.offline
+        risk = risk_of(t, vs, instrument, "scripted" if scripted else "llm")
+        labels = labels_of(t, instrument, risk)
+        rec = record_for(t, vs, path, ledger.scope_tally(t.transcript_id), risk, labels)
+        if t.transcript_id in stopped:
+            rec = rec.model_copy(update={
+                "status": "budget",
+                "error": f"not judged: the budget max_cost_usd=${settings.max_cost_usd} was reached",
+            })
+        return rec
 
     async def main() -> list[RunRecord]:
         with ledger_session(settings.max_cost_usd) as ledger:
+            ledgers.append(ledger)
             transcripts = await generate(
-                specs, settings=settings, progress=progress, transcripts_dir=transcripts_dir
+                specs, settings=settings, progress=progress, transcripts_dir=transcripts_dir,
+                finished=finished,
             )
-            stopped: set[str] = set()
-            verdict_lists = await _judge_all(transcripts, stopped)
-        records = []
-        scripted = not settings.auditor.model or settings.offline
-        mode: Literal["scripted", "llm"] = "scripted" if scripted else "llm"
-        for t, vs in zip(transcripts, verdict_lists, strict=True):
-            path = transcript_path(transcripts_dir, t)
-            if relative_to is not None:
-                try:
-                    path = path.resolve().relative_to(relative_to.resolve())
-                except ValueError:
-                    path = path.resolve()
-            risk = risk_of(t, vs, instrument, mode)
-            labels = labels_of(t, instrument, risk)
-            record = record_for(t, vs, path, ledger.scope_tally(t.transcript_id), risk, labels)
-            if t.transcript_id in stopped:
-                record = record.model_copy(update={
-                    "status": "budget",
-                    "error": f"not judged: the budget max_cost_usd=${settings.max_cost_usd} was reached",
-                })
-            records.append(record)
-        return records
+            verdict_lists = await _judge_all(transcripts)
+        return [record(t, vs, ledger) for t, vs in zip(transcripts, verdict_lists, strict=True)]
 
-    async def _judge_all(transcripts: list[Transcript], stopped: set[str]) -> list[list[MetricVerdict]]:
+    async def _judge_all(transcripts: list[Transcript]) -> list[list[MetricVerdict]]:
         scripted = not settings.auditor.model or settings.offline
         mode: Literal["scripted", "llm"] = "scripted" if scripted else "llm"
         jobs = [JudgeJob(t, tuple(metrics_for[t.conversation_id])) for t in transcripts]
         return await judge_batch(jobs, instrument=instrument, settings=settings, mode=mode,
-                                 cache=judge_cache(settings), budget_stopped=stopped)
+                                 cache=judge_cache(settings), budget_stopped=stopped, finished=judged)
 
-    return asyncio.run(main())
+    def partial() -> RunInterrupted:
+        by_id = {t.transcript_id: t for t in finished}
+        records: list[RunRecord] = []
+        full = 0
+        for spec in specs:
+            t = by_id.get(spec.transcript_id)
+            if t is None or not ledgers:
+                records.append(interrupted_record(spec))
+                continue
+            rec = record(t, judged.get(t.transcript_id, []), ledgers[0])
+            if t.status == "complete" and t.transcript_id not in judged:
+                rec = rec.model_copy(update={"status": "error", "error": INTERRUPTED_UNJUDGED})
+            else:
+                full += 1
+            records.append(rec)
+        return RunInterrupted(records, len(by_id), full)
+
+    try:
+        return run_calls(main())
+    except RunInterrupted:
+        raise
+    except KeyboardInterrupt:
+        raise partial() from None

@@ -21,6 +21,9 @@ failures over the limit); when several apply, 2 > 3 > 1.
 
 ``--dry-run`` prints the plan size and a token and cost estimate per role
 (:mod:`empath_gate.plan.estimate`), makes no model call and exits 0.
+
+Ctrl-C during the run writes the results of what finished (:func:`write_interrupted`) and
+exits 130 with one line on stderr.
 """
 
 from __future__ import annotations
@@ -30,9 +33,14 @@ import sys
 import time
 import warnings
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from empath_gate.commands.options import add_setting_arguments, given, load_command_settings, split_suites
-from empath_gate.gate.exit import EXIT_INFRA, EXIT_PASS, EXIT_USAGE, summary_exit_code
+from empath_gate.gate.exit import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_PASS, EXIT_USAGE, summary_exit_code
+
+if TYPE_CHECKING:
+    from empath_gate.run import RunSetup
+    from empath_gate.runner import RunInterrupted
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the plan (or print its size with ``--dry-run``); returns the exit status."""
     from empath_gate.errors import ConfigError, SuiteError
     from empath_gate.run import evaluate_run, header_lines, prepare, run_plan, write_run
+    from empath_gate.runner import RunInterrupted
 
     settings = load_command_settings(args, "run")
     setup = prepare(settings, split_suites(given(args, "suites")), shard=given(args, "shard"))
@@ -82,6 +91,8 @@ def run(args: argparse.Namespace) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", JudgeHygieneWarning)
             records = run_plan(setup, progress=progress_printer())
+    except RunInterrupted as stop:
+        return write_interrupted(setup, stop)
     except (ConfigError, SuiteError) as exc:
         print(f"empath-gate run: configuration: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -97,3 +108,22 @@ def run(args: argparse.Namespace) -> int:
     for path in written:
         print(f"empath-gate: wrote {path}")
     return summary_exit_code(results.summary)
+
+
+def write_interrupted(setup: RunSetup, stop: RunInterrupted) -> int:
+    """Ctrl-C: write the results of the records ``stop`` carries (a transcript not finished, or
+    generated but not judged, is an ``error`` record, so its tests are never passing), print one
+    line on stderr and return 130. With no finished transcript nothing is written."""
+    from empath_gate.run import evaluate_run, write_run
+
+    total = len(stop.records)
+    if stop.finished == 0:
+        print(f"empath-gate run: interrupted before any of the {total} transcripts finished; no results "
+              "written (finished calls stay in the cache, a re-run reuses them)", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    written = write_run(setup, evaluate_run(setup, stop.records))
+    results = next((p for p in written if p.suffix == ".json"), setup.results_path)
+    print(f"empath-gate run: interrupted; {stop.finished} of {total} transcripts finished, {stop.judged} "
+          f"judged; the others are recorded as interrupted (never passing): wrote {results}",
+          file=sys.stderr)
+    return EXIT_INTERRUPTED

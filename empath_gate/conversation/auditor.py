@@ -16,10 +16,11 @@
   ``attempt``, ``excerpt``) while its message is still used.
 
 A reply that breaks character (written as the assistant, leaking the instructions, narrating
-in the third person or in brackets/asterisks) or that refuses to role-play is never sent to
-the target (:mod:`empath_gate.conversation.breaks` tells): the auditor retries once with a
-reminder, then falls back to the seed's script turn for that turn (when the script has no turn
-left the conversation ends). What happened is recorded on the turn (or, when the conversation
+in the third person or in brackets/asterisks), that refuses to role-play, or that is longer
+than the ``max_field_chars`` input limit (reason ``too_long``) is never sent to the target
+(:mod:`empath_gate.conversation.breaks` tells): the auditor retries once with a reminder, then
+falls back to the seed's script turn for that turn (when the script has no turn left the
+conversation ends). What happened is recorded on the turn (or, when the conversation
 ended, on the transcript), in time order:
 
 * each bad reply: an ``auditor_refusal`` or ``auditor_break`` event, detail ``reason`` (a

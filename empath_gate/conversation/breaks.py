@@ -17,15 +17,20 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
+from empath_gate.bounded import current_limits
 from empath_gate.instrument.cues import CueVocabulary
 from empath_gate.instrument.models import Cue, Persona, Seed
 
 END_TOKEN = "<<END>>"
 """What the LLM auditor answers to end the conversation (matched anywhere in the reply)."""
 
-BreakReason = Literal["refusal", "assistant_voice", "instruction_leak", "narration", "empty", "early_end"]
+BreakReason = Literal[
+    "refusal", "assistant_voice", "instruction_leak", "narration", "empty", "early_end", "too_long"
+]
 """Why a reply is unusable: a refusal to role-play, the assistant's voice, leaked
-instructions, narration, an empty reply, or the end token on the first message."""
+instructions, narration, an empty reply, the end token on the first message, or a reply over
+the input limit ``max_field_chars`` (:class:`~empath_gate.bounded.InputLimits`), the same limit
+target and judge replies are held to."""
 
 
 def _rx(*patterns: str) -> tuple[re.Pattern[str], ...]:
@@ -139,13 +144,18 @@ def clean_reply(text: str) -> str:
 
 
 def reply_break(
-    raw: str | None, *, user_turn: int, persona: Persona, seed: Seed, cues: Sequence[Cue] = ()
+    raw: str | None, *, user_turn: int, persona: Persona, seed: Seed, cues: Sequence[Cue] = (),
+    max_chars: int | None = None,
 ) -> BreakReason | None:
     """Why the raw auditor reply ``raw`` to user message ``user_turn`` (0-based) cannot be used,
-    or None when it can: the end token ends the conversation except on the first message
-    (``early_end``); otherwise :func:`detect_break` of the cleaned text (``cues``: the voice
-    suite's declared tokens). Pure."""
+    or None when it can: ``too_long`` over ``max_chars`` characters (default: the
+    ``max_field_chars`` input limit in force, :func:`~empath_gate.bounded.current_limits`),
+    checked first so no pattern runs over a huge reply; the end token ends the conversation
+    except on the first message (``early_end``); otherwise :func:`detect_break` of the cleaned
+    text (``cues``: the voice suite's declared tokens). Pure given ``max_chars``."""
     text = raw or ""
+    if len(text) > (current_limits().max_field_chars if max_chars is None else max_chars):
+        return "too_long"
     if END_TOKEN in text:
         return "early_end" if user_turn == 0 else None
     return detect_break(clean_reply(text), persona=persona, seed=seed, cues=cues)

@@ -67,6 +67,7 @@ from empath_gate.llm.adaptive import adaptive_session
 from empath_gate.llm.cache import Cache
 from empath_gate.llm.classify import redact_secrets
 from empath_gate.llm.client import utc_now
+from empath_gate.llm.loop import run_calls
 from empath_gate.settings import Settings
 
 __all__ = [
@@ -266,6 +267,7 @@ async def generate(
     target: Target | None = None,
     auditor: Auditor | None = None,
     transcripts_dir: Path | None = None,
+    finished: list[Transcript] | None = None,
 ) -> list[Transcript]:
     """Generate one transcript per spec (same order), concurrently.
 
@@ -274,7 +276,9 @@ async def generate(
     ``progress``). ``target``/``auditor`` default to the adapters ``settings`` selects
     (``make_target``, ``make_auditor``; the auditor is scripted when ``settings.auditor.model``
     is None or ``settings.offline``). ``transcripts_dir``: when set, each transcript is written
-    there as soon as it is finished (:func:`write_transcript`).
+    there as soon as it is finished (:func:`write_transcript`). ``finished``: each transcript is
+    appended to it as soon as it is finished, so a caller whose run is interrupted (Ctrl-C
+    cancels this coroutine) still has them.
 
     Raises ValueError for duplicate transcript ids, ConfigError for an unusable target
     setting. Provider failures never raise: they become ``error`` transcripts.
@@ -290,7 +294,8 @@ async def generate(
         cache = Cache(settings.cache_dir, mode=settings.cache_mode, notice=progress)
     with ledger_session(settings.max_cost_usd) as ledger, adaptive_session(settings.adaptive_concurrency):
         return await _generate_all(runs, _Engine(settings, tgt, aud, cache, PlanStats(total=len(runs))),
-                                   ledger, progress=progress, transcripts_dir=transcripts_dir)
+                                   ledger, progress=progress, transcripts_dir=transcripts_dir,
+                                   finished=finished)
 
 
 async def _generate_all(
@@ -300,8 +305,10 @@ async def _generate_all(
     *,
     progress: ProgressFn | None,
     transcripts_dir: Path | None,
+    finished: list[Transcript] | None = None,
 ) -> list[Transcript]:
-    """The transcripts of ``runs`` (spec order), ``engine.settings.concurrency`` at a time."""
+    """The transcripts of ``runs`` (spec order), ``engine.settings.concurrency`` at a time;
+    each also appended to ``finished`` once written."""
     stats, settings = engine.stats, engine.settings
     results: list[Transcript | None] = [None] * len(runs)
     next_index = iter(range(len(runs)))
@@ -321,6 +328,8 @@ async def _generate_all(
             results[i] = transcript
             if transcripts_dir is not None:
                 write_transcript(transcript, transcripts_dir)
+            if finished is not None:
+                finished.append(transcript)
             stats.done += 1
             stats.sync(ledger)
             if progress is not None:
@@ -346,5 +355,5 @@ def generate_sync(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(generate(runs, settings=settings, progress=progress, **kwargs))
+        return run_calls(generate(runs, settings=settings, progress=progress, **kwargs))
     raise RuntimeError("generate_sync() called inside a running event loop; await generate() instead")

@@ -110,7 +110,12 @@ def _optional_prompt_hash(path: Path | None) -> str | None:
 def target_headers(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """Headers for HTTP targets from ``EMPATH_TARGET_HEADERS`` (JSON object of strings) and
     ``EMPATH_TARGET_HEADER_<NAME>`` (``X_API_TOKEN`` → ``X-Api-Token``); the latter win.
-    Raises ConfigError for malformed JSON (without echoing the value)."""
+    Raises ConfigError for malformed JSON (without echoing the value). Every value (and the
+    credential after a ``Bearer``/``Basic``/``Token`` scheme) of at least 8 characters is
+    registered as a secret (:func:`empath_gate.secrets.header_secrets`), whatever the header's
+    name, as issue rule "no secret in any output" has it."""
+    from empath_gate.secrets import header_secrets, register
+
     env = os.environ if env is None else env
     headers: dict[str, str] = {}
     raw = env.get("EMPATH_TARGET_HEADERS")
@@ -130,6 +135,7 @@ def target_headers(env: Mapping[str, str] | None = None) -> dict[str, str]:
         if name.startswith(prefix) and len(name) > len(prefix):
             header = "-".join(p.capitalize() for p in name[len(prefix) :].split("_"))
             headers[header] = env[name]
+    register(v for value in headers.values() for v in header_secrets(value))
     return headers
 
 

@@ -93,7 +93,7 @@ class AuditorTally(BaseModel):
     * ``fallbacks``: ``fallback`` events (the script's turn replaced unusable replies, or ended
       the conversation); ``fallback_reasons``: their count per cause of the last bad reply
       (``refusal``, ``assistant_voice``, ``instruction_leak``, ``narration``, ``empty``,
-      ``early_end``).
+      ``early_end``, ``too_long``).
     * ``refusals_recovered`` / ``breaks_recovered``: refusals / other breaks followed by a
       usable retry (the turn is still the auditor's: the transcript is not degraded).
     * ``fallback_share``: ``fallbacks / turns`` (0.0 when ``turns`` is 0).

@@ -19,7 +19,16 @@ up to :data:`ATTEMPTS` times in all, waiting :data:`RETRY_BASE_DELAY_S` doubled 
 the answer's ``Retry-After``, capped at :data:`MAX_RETRY_WAIT_S`); repeating the lookup means
 a create that GitHub carried out but answered with a 5xx is found and updated, not made twice.
 After the last attempt the comment is skipped with a warning. Other HTTP errors raise
-:class:`GitHubError`. The token travels only in the ``Authorization`` header: it is not in
+:class:`GitHubError`.
+
+Every answer is read within limits, so a broken or hostile server ends in a
+:class:`GitHubError` (the comment command prints it as a warning), never a crash, a hang or an
+exhausted memory: a body over the ``max_json_bytes`` input limit (64 MiB by default; a page of
+100 comments at GitHub's 65,536-character maximum is under 27 MB) or one still arriving after
+:data:`MAX_READ_S` seconds is refused while it is read, and the JSON goes through
+:func:`empath_gate.bounded.loads_json` (nesting, entries and text length; malformed JSON is an
+error too). Of an error answer only the first :data:`ERROR_BODY_BYTES` are read. Pages are
+searched one at a time, not gathered. The token travels only in the ``Authorization`` header: it is not in
 any message, log line, exception or ``repr``.
 
 Endpoints: GitHub REST API v2022-11-28, "Issue comments" (list, create, update) and
@@ -36,11 +45,12 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from empath_gate import __version__
+from empath_gate.bounded import InputLimitError, current_limits, loads_json
 from empath_gate.github.context import DEFAULT_API_URL
 from empath_gate.report.markdown import marker
 
@@ -64,6 +74,17 @@ RETRY_BASE_DELAY_S = 1.0
 MAX_RETRY_WAIT_S = 30.0
 """Longest wait before a retry, in seconds, also when ``Retry-After`` asks for more."""
 
+MAX_READ_S = 120.0
+"""Longest time, in seconds, one answer may take to arrive in full (project choice: four times
+the per-request timeout). The socket timeout bounds each wait for data, not a server that
+trickles its body a byte at a time."""
+
+ERROR_BODY_BYTES = 64 * 1024
+"""Bytes read of an error answer's body; only its ``message`` is shown (GitHub's error bodies
+are a few hundred bytes)."""
+
+_CHUNK = 64 * 1024
+
 _NEXT = re.compile(r'<([^>]+)>\s*;\s*rel="?next"?')
 
 
@@ -81,6 +102,49 @@ class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
 
 
 _OPENER = urllib.request.build_opener(_SameOriginRedirects)
+
+
+class _Unusable(Exception):
+    """An answer body that is too big, too slow or not JSON (the message says which)."""
+
+
+_SIZE_FIX = "(the input limit max_json_bytes; EMPATH_MAX_JSON_BYTES raises it)"
+
+
+def _read_capped(fp: Any, max_bytes: int, started: float, allowed_s: float) -> bytes:
+    """The body of the answer ``fp``, read in chunks as they arrive; _Unusable once it passes
+    ``max_bytes`` (also when its ``Content-Length`` says it will) or ``allowed_s`` seconds
+    after ``started`` (a ``time.monotonic()`` value)."""
+    declared = fp.headers.get("Content-Length") if getattr(fp, "headers", None) is not None else None
+    if declared is not None and declared.strip().isdigit() and int(declared) > max_bytes:
+        raise _Unusable(f"the answer is {int(declared):,} bytes, over the limit of {max_bytes:,} bytes "
+                        + _SIZE_FIX)
+    read = getattr(fp, "read1", None) or fp.read
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        if time.monotonic() - started > allowed_s:
+            raise _Unusable(f"the answer was still arriving after {allowed_s:g} s")
+        chunk = read(_CHUNK)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > max_bytes:
+            raise _Unusable(f"the answer is over the limit of {max_bytes:,} bytes " + _SIZE_FIX)
+        chunks.append(chunk)
+
+
+def _parse_answer(raw: bytes) -> Any:
+    """The JSON of an answer body (``None`` for an empty one) through the bounded reader;
+    _Unusable for text that is not UTF-8 JSON or breaks an input limit."""
+    if not raw.strip():
+        return None
+    try:
+        return loads_json(raw.decode("utf-8"), "the answer")
+    except InputLimitError as exc:
+        raise _Unusable(f"{exc.what} ({exc.fix})") from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise _Unusable(f"the answer is not JSON ({str(exc)[:100]})") from None
 
 
 class GitHubError(Exception):
@@ -127,6 +191,8 @@ class GitHubClient:
     api_url: str = DEFAULT_API_URL
     token: str | None = field(default=None, repr=False)
     timeout: float = 30.0
+    read_s: float = MAX_READ_S
+    """Seconds one answer may take to arrive in full (:data:`MAX_READ_S`)."""
 
     def __post_init__(self) -> None:
         self.api_url = self.api_url.rstrip("/")
@@ -142,8 +208,9 @@ class GitHubClient:
 
     def request(self, method: str, path_or_url: str, body: Any = None) -> Response:
         """Send one request; ``path_or_url`` is a path under the API base or a same-origin
-        URL. Raises GitHubError for an HTTP error status or an unreachable server, ValueError
-        for a URL on another origin."""
+        URL. Raises GitHubError for an HTTP error status, an unreachable server or an unusable
+        answer (over the size limit, too slow, not JSON: module docstring), ValueError for a
+        URL on another origin."""
         url = path_or_url if path_or_url.startswith(("http://", "https://")) else self.api_url + path_or_url
         if not self.same_origin(url):
             raise ValueError("refusing to send the token to another host than GITHUB_API_URL")
@@ -157,16 +224,20 @@ class GitHubClient:
         if self.token:
             req.add_header("Authorization", f"Bearer {self.token}")
         shown = urllib.parse.urlsplit(url).path
+        started = time.monotonic()
         try:
             with _OPENER.open(req, timeout=self.timeout) as resp:
-                raw = resp.read()
+                status = resp.status
+                raw = _read_capped(resp, current_limits().max_json_bytes, started, self.read_s)
                 headers = {k.lower(): v for k, v in resp.headers.items()}
-                return Response(resp.status, headers, json.loads(raw) if raw.strip() else None)
+                return Response(status, headers, _parse_answer(raw))
+        except _Unusable as exc:
+            raise GitHubError(status, f"unusable answer: {exc}", method=method, path=shown) from None
         except urllib.error.HTTPError as exc:
             try:
-                payload = json.loads(exc.read() or b"{}")
-                message = str(payload.get("message", "")) if isinstance(payload, dict) else ""
-            except ValueError:
+                payload = _parse_answer(_read_capped(exc, ERROR_BODY_BYTES, started, self.read_s))
+                message = str(payload.get("message", ""))[:500] if isinstance(payload, dict) else ""
+            except (_Unusable, OSError):
                 message = ""
             raise GitHubError(
                 exc.code,
@@ -179,21 +250,23 @@ class GitHubClient:
             reason = getattr(exc, "reason", exc)
             raise GitHubError(0, f"cannot reach the API: {reason}", method=method, path=shown) from None
 
-    def paginate(self, path: str) -> list[Any]:
-        """Every item of a list endpoint, following ``Link: <...>; rel="next"`` (same origin
-        only) up to :data:`MAX_PAGES` pages."""
-        items: list[Any] = []
+    def iter_items(self, path: str) -> Iterator[Any]:
+        """The items of a list endpoint, page by page as they are asked for, following
+        ``Link: <...>; rel="next"`` (same origin only) up to :data:`MAX_PAGES` pages."""
         url: str | None = path
         pages = 0
         while url is not None and pages < MAX_PAGES:
             resp = self.request("GET", url)
             pages += 1
             if isinstance(resp.data, list):
-                items.extend(resp.data)
+                yield from resp.data
             url = next_link(resp.headers.get("link"))
             if url is not None and not self.same_origin(url):
                 url = None
-        return items
+
+    def paginate(self, path: str) -> list[Any]:
+        """Every item of a list endpoint (:meth:`iter_items`) in one list."""
+        return list(self.iter_items(path))
 
 
 def next_link(link_header: str | None) -> str | None:
@@ -226,7 +299,7 @@ def find_sticky_comment(
     """The first comment on ``repo``'s pull request ``pr`` written by ``author`` whose body
     holds the marker of ``suite``, searched across every page; ``None`` when there is none."""
     mark = marker(suite)
-    for c in client.paginate(f"/repos/{repo}/issues/{pr}/comments?per_page={PER_PAGE}"):
+    for c in client.iter_items(f"/repos/{repo}/issues/{pr}/comments?per_page={PER_PAGE}"):
         if not isinstance(c, dict):
             continue
         user = c.get("user")
@@ -242,8 +315,9 @@ def _create_or_update(
     """Steps 2-4 of the module docstring, once."""
     login = author or bot_login(client)
     existing = find_sticky_comment(client, repo, pr, suite, login)
-    if existing is not None and existing.get("id") is not None:
-        path = f"/repos/{repo}/issues/comments/{int(existing['id'])}"
+    cid = existing.get("id") if existing is not None else None
+    if isinstance(cid, int) and not isinstance(cid, bool):
+        path = f"/repos/{repo}/issues/comments/{cid}"
         return "updated", client.request("PATCH", path, {"body": body})
     return "created", client.request("POST", f"/repos/{repo}/issues/{pr}/comments", {"body": body})
 

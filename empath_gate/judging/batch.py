@@ -55,11 +55,13 @@ async def judge_batch(
     mode: Literal["scripted", "llm"],
     cache: Cache | None,
     budget_stopped: set[str] | None = None,
+    finished: dict[str, list[MetricVerdict]] | None = None,
 ) -> list[list[MetricVerdict]]:
     """The verdicts of every job, in job order; at most ``judge_concurrency`` judge calls at once.
     ``mode``: how the transcripts were generated (the deterministic checks read it).
     ``budget_stopped``: receives the transcript id of each job the budget stopped (its verdict
-    list is empty); without it, BudgetExceeded propagates."""
+    list is empty); without it, BudgetExceeded propagates. ``finished``: transcript id -> its
+    verdicts, set as soon as a job is judged (what an interrupted caller keeps)."""
     from empath_gate.judging.llm_judge import check_only, judge_transcript
 
     sem = asyncio.Semaphore(max(1, settings.judge.concurrency))
@@ -84,7 +86,13 @@ async def judge_batch(
                 budget_stopped.add(t.transcript_id)
                 return []
 
+    async def kept(job: JudgeJob) -> list[MetricVerdict]:
+        verdicts = await one(job)
+        if finished is not None:
+            finished[job.transcript.transcript_id] = verdicts
+        return verdicts
+
     from empath_gate.llm.adaptive import adaptive_session
 
     with adaptive_session(settings.adaptive_concurrency):
-        return list(await asyncio.gather(*(one(j) for j in jobs)))
+        return list(await asyncio.gather(*(kept(j) for j in jobs)))

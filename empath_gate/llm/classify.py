@@ -17,7 +17,8 @@ connection          yes        refused/reset connection, DNS failure (found alon
                                exception chain: litellm calls a refused connection a 500)
 timeout             yes        request timed out
 authentication      no         HTTP 401/403, bad or missing key, credentials in the URL
-bad_request         no         HTTP 400/422 other than the two below
+bad_request         no         HTTP 400/413/422 other than the three below (its text may
+                               name only those, never a retryable kind)
 context_exceeded    no         prompt longer than the model's context window
 content_policy      no         the provider refused the request for its content policy
 not_found           no         HTTP 404, unknown model
@@ -215,12 +216,16 @@ def classify(exc: BaseException) -> ProviderError:
     by_string = classify_message(str(exc))
     by_status = _status_kind(status)
 
+    # a 400/413/422 is the request's fault: its text may name a specific kind (context length,
+    # content policy, credentials) but never a transient one (a body echoing the request's
+    # "x-stainless-read-timeout" header is not a timeout)
+    refused = by_class == "bad_request" or by_status == "bad_request"
     kind: str
     if by_string in _SPECIFIC:
         kind = by_string
     elif by_class in _SPECIFIC or (by_class is not None and by_class != "bad_request"):
         kind = by_class
-    elif by_string is not None:
+    elif by_string is not None and not refused:
         kind = by_string
     elif by_class is not None:
         kind = by_class

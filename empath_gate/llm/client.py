@@ -34,11 +34,12 @@ from empath_gate.errors import ProviderError
 from empath_gate.llm.accounting import Meter, active_ledger
 from empath_gate.llm.cache import Cache
 from empath_gate.llm.events import CacheStatus, CallFields, Event, Usage
-from empath_gate.llm.keying import endpoint_identity, header_identity, weights_sha256
+from empath_gate.llm.keying import endpoint_identity, header_identity, is_secret_header, weights_sha256
 from empath_gate.llm.normalize import normalize_messages, rules_for
 from empath_gate.llm.providers import ChatFn, make_handler
 from empath_gate.llm.retry import backoff_delay, call_with_retries
 from empath_gate.llm.tokens import reservation_usd
+from empath_gate.secrets import header_secrets
 from empath_gate.settings import RoleSettings
 
 Role = Literal["target", "auditor", "judge"]
@@ -439,7 +440,10 @@ async def complete(
     lib = _lib()
     kwargs = _provider_kwargs(settings, sent, seed=seed, response_format=response_format, headers=headers)
     secrets = [settings.api_key.get_secret_value()] if settings.api_key is not None else []
-    secrets += list((headers or {}).values())
+    # credential headers only: the conversation id or the synthetic-traffic flag an error body
+    # echoes is not a secret (the target's configured headers are registered as secrets anyway)
+    secrets += [v for name, value in (headers or {}).items() if is_secret_header(name)
+                for v in header_secrets(value)]
     ledger = active_ledger()
     reserve = 0.0
     if ledger is not None and ledger.limit_usd is not None:

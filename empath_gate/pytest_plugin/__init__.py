@@ -20,7 +20,6 @@ infrastructure problems make the affected tests *error*.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +90,12 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     # workers in its own (trylast) pytest_sessionstart: the controller's hooks come in between.
     config = session.config
     es = session_of(config)
-    if es is None or not _xdist_controller(config) or config.option.collectonly:
+    if es is None or getattr(config, "workerinput", None) is not None or config.option.collectonly:
+        return
+    from empath_gate.pytest_plugin.progress import mend_result_lines
+
+    mend_result_lines(config)
+    if not _xdist_controller(config):
         return
     from xdist.workermanage import parse_tx_spec_config  # type: ignore[import-untyped]
 
@@ -165,31 +169,9 @@ def pytest_runtestloop(session: pytest.Session) -> None:
 
 
 def _reporter(config: pytest.Config) -> Any:
-    """Progress lines, at most one every 2 s and never a blank one, through the terminal
-    reporter (on stderr when the reporter cannot take it, e.g. from the controller's channel
-    thread)."""
-    import sys
-    import threading
+    from empath_gate.pytest_plugin.progress import progress_reporter
 
-    from empath_gate.report.console import console_text
-
-    tr = config.pluginmanager.get_plugin("terminalreporter")
-    last = [0.0]
-    lock = threading.Lock()
-
-    def report(line: str) -> None:
-        text = console_text(line if line.startswith("empath-gate") else f"empath-gate: {line}")
-        with lock:
-            now = time.monotonic()
-            if tr is None or not line.strip() or now - last[0] < 2.0:
-                return
-            last[0] = now
-            try:
-                tr.write_line(text)
-            except Exception:
-                print(text, file=sys.stderr, flush=True)
-
-    return report
+    return progress_reporter(config)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

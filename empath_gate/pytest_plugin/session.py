@@ -107,14 +107,21 @@ class EmpathSession:
         self, conversation_ids: Sequence[str], progress: Callable[[str], None] | None
     ) -> list[RunRecord]:
         """Generate and judge ``conversation_ids``; a usage or infrastructure problem sets
-        ``error`` (every selected test then errors with it) and returns no record."""
+        ``error`` (every selected test then errors with it) and returns no record. On Ctrl-C
+        the records of what finished are kept (the unfinished are interrupted ``error``
+        records) and the interrupt goes on."""
         from empath_gate.judging.hygiene import JudgeHygieneWarning
         from empath_gate.run import run_plan
+        from empath_gate.runner import RunInterrupted
 
         try:
             with warnings.catch_warnings():  # the header said it once, on one line
                 warnings.simplefilter("ignore", JudgeHygieneWarning)
                 recs = run_plan(self.setup, conversations=conversation_ids, progress=progress)
+        except RunInterrupted as stop:  # Ctrl-C: the session's end writes what finished
+            if stop.finished:
+                self.absorb(stop.records)
+            raise
         except (ConfigError, SuiteError) as exc:  # e.g. a target that cannot be loaded
             self.error, self.error_kind = f"configuration: {exc}", "usage"
             return []

@@ -362,9 +362,13 @@ class Settings(BaseModel):
         _LIMITS.max_yaml_bytes, "largest YAML file read (instrument, layers, thresholds, waivers), in bytes",
         ge=1,
     )
-    max_json_bytes: int = opt(_LIMITS.max_json_bytes, "largest JSON, JSONL or CSV file read, in bytes", ge=1)
+    max_json_bytes: int = opt(
+        _LIMITS.max_json_bytes, "largest JSON, JSONL or CSV file (or GitHub API answer) read, in bytes", ge=1
+    )
     max_field_chars: int = opt(
-        _LIMITS.max_field_chars, "longest text value, CSV cell or target/provider reply, in characters", ge=1
+        _LIMITS.max_field_chars,
+        "longest text value, CSV cell or target, auditor or judge reply, in characters",
+        ge=1,
     )
     max_input_depth: int = opt(
         _LIMITS.max_input_depth, "deepest nesting of lists and mappings in an input file", ge=1

@@ -14,7 +14,9 @@ It speaks the part of the API the sticky comment uses (GitHub REST API v2022-11-
 Faults: :meth:`FakeGitHubServer.forbid` makes writes (or every request) answer 403 with
 GitHub's message; :meth:`FakeGitHubServer.fail_next` makes the next requests answer a server
 error (5xx, optionally with ``Retry-After``, optionally after carrying the request out, as a
-timed-out proxy does); :attr:`FakeGitHubServer.requests` records every request (method, path,
+timed-out proxy does); :meth:`FakeGitHubServer.answer_raw_next` makes the next requests answer
+given bytes (a huge, malformed or deeply nested body, optionally trickled slowly), as a broken
+proxy or a hostile server might; :attr:`FakeGitHubServer.requests` records every request (method, path,
 query, the login the token resolved to); tokens themselves are never stored.
 
 Usage::
@@ -39,6 +41,7 @@ import itertools
 import json
 import re
 import threading
+import time
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -74,6 +77,17 @@ class _Fault:
     methods: tuple[str, ...]
     retry_after: int | None
     after_effect: bool
+    raw: bytes | None = None
+    chunk_delay_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class _Raw:
+    """A body sent as given, ``chunk_size`` bytes every ``chunk_delay_s`` seconds."""
+
+    data: bytes
+    chunk_delay_s: float
+    chunk_size: int = 1024
 
 
 _SERVER_ERRORS = {500: "Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}
@@ -133,6 +147,24 @@ class FakeGitHubServer:
         with self._lock:
             self._faults.extend(
                 _Fault(status, tuple(m.upper() for m in methods), retry_after, after_effect)
+                for _ in range(count)
+            )
+
+    def answer_raw_next(
+        self,
+        body: bytes,
+        *,
+        status: int = 200,
+        count: int = 1,
+        methods: tuple[str, ...] = (),
+        chunk_delay_s: float = 0.0,
+    ) -> None:
+        """Answer the next ``count`` requests (only those whose method is in ``methods``, when
+        given) with HTTP ``status`` and ``body`` as it is (a correct ``Content-Length``), sent
+        1 KiB at a time with ``chunk_delay_s`` seconds between the pieces (0: all at once)."""
+        with self._lock:
+            self._faults.extend(
+                _Fault(status, tuple(m.upper() for m in methods), None, False, body, chunk_delay_s)
                 for _ in range(count)
             )
 
@@ -201,6 +233,8 @@ class FakeGitHubServer:
         login = self._tokens.get(token) if token else None
         self.requests.append(SeenRequest(method, parts.path, query, login, body))
         fault = self._take_fault(method)
+        if fault is not None and fault.raw is not None:
+            return fault.status, _Raw(fault.raw, fault.chunk_delay_s), {}
         if fault is not None:
             headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
             if fault.after_effect:
@@ -316,14 +350,24 @@ def _handler_for(server: FakeGitHubServer) -> type[BaseHTTPRequestHandler]:
             self._send(status, payload, headers)
 
         def _send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
-            data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+            raw = payload if isinstance(payload, _Raw) else None
+            data = raw.data if raw is not None else json.dumps(payload, ensure_ascii=False).encode("utf-8")
             self.send_response(status)
             self.send_header("Content-Type", "application/json; charset=utf-8")
             self.send_header("Content-Length", str(len(data)))
             for k, v in headers.items():
                 self.send_header(k, v)
             self.end_headers()
-            self.wfile.write(data)
+            if raw is None or raw.chunk_delay_s <= 0:
+                self.wfile.write(data)
+                return
+            try:
+                for i in range(0, len(data), raw.chunk_size):
+                    self.wfile.write(data[i : i + raw.chunk_size])
+                    self.wfile.flush()
+                    time.sleep(raw.chunk_delay_s)
+            except OSError:  # the client gave up
+                self.close_connection = True
 
         def do_GET(self) -> None:
             self._serve("GET")

@@ -13,7 +13,10 @@ from pathlib import Path
 
 import pytest
 from cli_support import TINY, Project
-from plugin_support import ENV_CLEARED, gate_env, program
+from plugin_support import ENV_CLEARED, gate_env, program, read_json
+
+from empath_gate.testing import FakeRequest, Fault, Reply
+from empath_gate.testing.scenarios import JUDGE_MODEL, ScoringJudge
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:Item.* using the .ReadOnly. qualifier:UserWarning"),
@@ -88,7 +91,7 @@ def test_a_closed_pipe_ends_a_command_quietly(tmp_path: Path) -> None:
     assert shell.stdout == "{\n" and "Traceback" not in shell.stderr and "BrokenPipe" not in shell.stderr
 
 
-def test_ctrl_c_ends_a_run_with_one_line_and_keeps_finished_transcripts(project: Project) -> None:
+def test_ctrl_c_ends_a_run_with_one_line_and_writes_results_of_what_finished(project: Project) -> None:
     program(project.fake)
     project.fake.latency_s = 0.05
     env = _env(gate_env(project.fake, project.cache_dir))
@@ -111,6 +114,54 @@ def test_ctrl_c_ends_a_run_with_one_line_and_keeps_finished_transcripts(project:
     assert "never awaited" not in err and "Traceback" not in err and "Task was destroyed" not in err
     lines = [x for x in err.splitlines() if x.strip() and not x.startswith("empath-gate: ")]
     assert len(lines) == 1 and "interrupted" in lines[0], err
-    assert len(list(transcripts.glob("**/*.jsonl"))) >= finished
+    kept = len(list(transcripts.glob("**/*.jsonl")))
+    assert kept >= finished
+    # the results of what finished: every planned transcript has a record, the unfinished ones
+    # (and the generated ones the interrupt kept from the judge) as interrupted errors
+    assert "wrote " in lines[0] and lines[0].endswith("results.json"), err
+    doc = read_json(project.path / "empath-results" / "results.json")
+    records = doc["records"]
+    assert len(records) == 3 * 30
+    with_file = [r for r in records if r["transcript_path"]]
+    assert len(with_file) >= finished and len(with_file) <= kept
+    interrupted = [r for r in records if r["status"] == "error" and r["error"].startswith("interrupted: ")]
+    assert len(interrupted) >= len(records) - len(with_file) > 0
+    assert all(d["status"] != "passed" for d in doc["decisions"]) and doc["decisions"]
 
 
+
+
+def test_ctrl_c_while_judging_keeps_the_judged_and_marks_the_rest(project: Project) -> None:
+    judge = ScoringJudge(default=10, seeds=project.seeds)
+
+    def slow_judge(req: FakeRequest) -> str | Reply | Fault:
+        out = judge(req)
+        return Reply(out, latency_s=2.0) if isinstance(out, str) else out
+
+    program(project.fake)
+    project.fake.on(JUDGE_MODEL, slow_judge)
+    env = _env(gate_env(project.fake, project.cache_dir, judge_tokens=3100))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "empath_gate.cli", "run", *TINY, "--runs", "3",
+         "--target", "py:bot_unsafe_cli:reply"],
+        cwd=project.path, env={**env, "PYTHONPATH": f"{project.path}{os.pathsep}{env['PYTHONPATH']}"},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    transcripts = project.path / "empath-results" / "transcripts"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(transcripts.glob("**/*.jsonl"))) < 9:
+        time.sleep(0.05)
+    time.sleep(0.5)  # generation is over: the judge is at work (2 s a call)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "never awaited" not in err and "Traceback" not in err, err
+    records = read_json(project.path / "empath-results" / "results.json")["records"]
+    assert len(records) == 9 and all(r["transcript_path"] for r in records)
+    judged = [r for r in records if r["status"] == "complete"]
+    unjudged = [r for r in records if r["status"] == "error"]
+    assert len(judged) + len(unjudged) == 9 and unjudged, err
+    assert all(r["verdicts"] for r in judged)
+    assert all(r["error"] == "interrupted: the transcript was generated but not judged" and not r["verdicts"]
+               for r in unjudged)
+    assert f"9 of 9 transcripts finished, {len(judged)} judged" in err

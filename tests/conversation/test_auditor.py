@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from conv_support import AUDITOR, SCRIPT_EN, SCRIPT_ES, TARGET, make_persona, make_seed, model_settings, specs
 
+from empath_gate import bounded
 from empath_gate.conversation import auditor as auditor_mod
 from empath_gate.conversation.auditor import (
     END_TOKEN,
@@ -221,3 +222,24 @@ def test_template_version_is_part_of_the_key(
     monkeypatch.setattr(auditor_mod, "TEMPLATE_VERSION", "auditor_v2:000000000000")
     generate_sync(specs(1, 1, max_turns=1), settings=settings)
     assert [r.model for r in fake_openai.requests] == [AUDITOR, TARGET, AUDITOR]  # target reply cached
+
+
+def test_an_over_long_auditor_reply_is_a_visible_break(
+    fake_openai: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the same limit as target and judge replies (max_field_chars), here lowered to 50
+    monkeypatch.setattr(bounded, "_configured", bounded.InputLimits(max_field_chars=50))
+    long = "i can't sleep " * 10  # 140 characters, in character but over the limit
+    fake_openai.on(AUDITOR, _bad_then([long, long]))
+    fake_openai.on(TARGET, "I'm listening.")
+    settings = model_settings(fake_openai, tmp_path, auditor=True)
+    [t] = generate_sync(specs(1, 1, max_turns=1), settings=settings)
+    first = t.turns[0]
+    assert (first.content, first.source) == (SCRIPT_EN[0], "fallback")
+    assert [e.kind for e in first.events] == ["auditor_break", "auditor_break", "fallback"]
+    assert [e.detail["reason"] for e in first.events[:2]] == ["too_long", "too_long"]
+    assert first.events[0].detail["excerpt"] == long.strip()
+    sent = [str(m["content"]) for r in fake_openai.requests_for(TARGET) for m in r.messages]
+    assert all(long.strip() not in m for m in sent)
+    assert auditor_tally(t).fallback_reasons == {"too_long": 1}
+    assert "(too long)" in fake_openai.requests_for(AUDITOR)[1].last_user

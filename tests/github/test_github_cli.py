@@ -203,3 +203,18 @@ def test_comment_survives_a_github_outage_with_a_warning(
     assert f"{warning} on each of 3 attempts" in out
     assert len(fake_github.requests) == 3 and waits == [1.0, 2.0]
     assert fake_github.comments(REPO, 7) == []
+
+
+def test_comment_survives_an_unusable_answer_with_a_warning(
+    files: tuple[Path, Path],
+    actions_env: dict[str, Path],
+    fake_github: FakeGitHubServer,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fake_github.answer_raw_next(b"<html>not the API</html>", methods=("GET",), count=5)
+    _, head = files
+    assert main(["comment", str(head)]) == 1, "exit status follows the gate, not the API"
+    out = capsys.readouterr().out
+    assert "::warning ::empath-gate: PR comment failed: GitHub API GET" in out
+    assert "unusable answer: the answer is not JSON" in out
+    assert fake_github.comments(REPO, 7) == []

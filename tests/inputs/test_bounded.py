@@ -143,7 +143,6 @@ ALLOWED = {
     "conversation/target.py": "EMPATH_TARGET_HEADERS (one environment value, not a file)",
     "secrets.py": "EMPATH_TARGET_HEADERS again, for its secret values (one environment value)",
     "pytest_plugin/channel.py": "messages between the plugin's own processes",
-    "github/comment.py": "GitHub API responses (not a target or provider)",
     "instrument/schema_gen.py": "the package's own committed schemas",
     "results/io.py": "the package's own committed results schema",
 }

@@ -15,7 +15,7 @@ from pydantic import SecretStr
 from empath_gate.errors import ProviderError, ProviderUnavailable
 from empath_gate.llm.breaker import OPEN_AFTER, Breaker
 from empath_gate.llm.client import complete
-from empath_gate.llm.retry import RETRY_AFTER_CAP_S, retry_after_s
+from empath_gate.llm.retry import PACED_RETRIES, PACED_WAIT_S, RETRY_AFTER_CAP_S, retry_after_s
 from empath_gate.settings import RoleSettings
 from empath_gate.testing import FakeOpenAIServer, Fault
 
@@ -157,3 +157,33 @@ def test_a_proxy_502_that_says_connection_refused_is_a_server_error(fake_openai:
     rs = fake_openai.role_settings(M, max_retries=0)
     errors = asyncio.run(_calls(rs, OPEN_AFTER + 1))
     assert all(type(e) is ProviderError and e.kind == "server" for e in errors)
+
+
+def _paced(seconds: str) -> Fault:
+    return Fault.http_error(429, "slow down", type="rate_limit_error", headers={"Retry-After": seconds})
+
+
+def test_paced_429s_do_not_use_up_the_retries(fake_openai: FakeOpenAIServer) -> None:
+    # max_retries 1, yet five 429s asking for a short wait are ridden out (PACED_RETRIES of them)
+    fake_openai.script(M, *[_paced("0")] * 5, "got through")
+    rs = fake_openai.role_settings(M, max_retries=1, retry_base_delay_s=0.01, retry_max_delay_s=0.02)
+    c = asyncio.run(complete("target", rs, MSGS, seed=1, cache=None, cache_extra={"run": 0}))
+    assert c.content == "got through" and c.attempts == 6
+    assert [e.detail["attempt"] for e in c.events] == [1, 2, 3, 4, 5]
+
+
+def test_paced_429s_are_bounded_and_long_waits_count(fake_openai: FakeOpenAIServer) -> None:
+    rs = fake_openai.role_settings(M, max_retries=1, retry_base_delay_s=0.01, retry_max_delay_s=0.02)
+    fake_openai.on(M, _paced("0"))
+    with pytest.raises(ProviderError) as info:  # PACED_RETRIES free ones, then max_retries
+        asyncio.run(complete("target", rs, MSGS, seed=1, cache=None, cache_extra={"run": 0}))
+    assert info.value.kind == "rate_limit"
+    assert len(fake_openai.requests) == 1 + PACED_RETRIES + 1
+    # a wait over PACED_WAIT_S (a quota, not pacing) and a 429 without Retry-After both count
+    for fault in (_paced(str(int(PACED_WAIT_S) + 1)), Fault.rate_limit()):
+        fake_openai.requests.clear()
+        fake_openai.on(M, fault)
+        rs0 = fake_openai.role_settings(M, max_retries=0)
+        with pytest.raises(ProviderError):
+            asyncio.run(complete("target", rs0, MSGS, seed=1, cache=None, cache_extra={"run": 0}))
+        assert len(fake_openai.requests) == 1

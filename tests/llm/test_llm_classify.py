@@ -39,6 +39,10 @@ def exc(cls: type[Exception], message: str, status: int | None = None) -> Except
         (exc(APIConnectionError, "Connection error."), "connection", True),
         (exc(ContextWindowExceededError, "too long", 400), "context_exceeded", False),
         (exc(BadRequestError, "Invalid value for 'messages'", 400), "bad_request", False),
+        # a 400 echoing the request's headers is not a timeout (nor any transient kind)
+        (exc(BadRequestError, "unsupported header 'x-stainless-read-timeout'", 400), "bad_request", False),
+        (exc(APIError, "Error code: 400 - header x-stainless-read-timeout: 600", 400), "bad_request", False),
+        (exc(APIError, "Error code: 422 - field 'timeout' rate limit exceeded", 422), "bad_request", False),
         # litellm does not always raise its specific class: the strings decide
         (
             exc(BadRequestError, "This model's maximum context length is 8192 tokens", 400),

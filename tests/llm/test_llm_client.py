@@ -267,6 +267,22 @@ def test_api_key_never_reaches_cache_or_errors(
             assert planted not in f.read_text(encoding="utf-8")
 
 
+def test_an_echoed_request_header_is_redacted_only_when_it_is_a_credential(
+    fake_openai: FakeOpenAIServer,
+) -> None:
+    conversation, token = "cs-detect-mx-dormir-r0", "tok-planted-0123456789"
+    body = (f"unsupported header x-stainless-read-timeout; X-Empath-Conversation-Id: {conversation}; "
+            f"Authorization: Bearer {token}")
+    fake_openai.script(M, Fault.http_error(400, body))
+    headers = {"X-Empath-Conversation-Id": conversation, "Authorization": f"Bearer {token}"}
+    with pytest.raises(ProviderError) as info:
+        call(fake_openai.role_settings(M, max_retries=3), headers=headers)
+    assert info.value.kind == "bad_request" and not info.value.retryable  # a 400 is not a timeout
+    assert len(fake_openai.requests) == 1
+    assert conversation in str(info.value)  # the conversation id is no secret
+    assert token not in str(info.value) and "<redacted>" in str(info.value)
+
+
 def test_per_model_concurrency_limit(fake_openai: FakeOpenAIServer) -> None:
     lock = threading.Lock()
     state = {"now": 0, "peak": 0}

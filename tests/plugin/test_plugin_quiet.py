@@ -1,10 +1,11 @@
-"""Quiet output under pytest: the judge-family warning on one line, no "PASSED - passed", and a
-Ctrl-C after generation (single process and ``-n 2``) still writes results for every finished
-transcript, without coroutine warnings."""
+"""Quiet output under pytest: the judge-family warning on one line, no "PASSED - passed", no
+blank progress lines, and a Ctrl-C after generation (single process and ``-n 2``) still writes
+results for every finished transcript, without coroutine warnings."""
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from plugin_support import ENV_CLEARED, gate_env, program, read_json, write_tiny_suite
+from plugin_support import ENV_CLEARED, gate_env, program, read_json, run_pytest, write_tiny_suite
 
 from empath_gate.testing import FakeOpenAIServer
 from empath_gate.testing.scenarios import ScoringJudge
@@ -59,3 +60,21 @@ def test_ctrl_c_after_generation_writes_results_and_output_stays_quiet(
     assert len(warned) == 1 and warned[0].startswith("empath-gate: warning: the judge"), out
     assert "JudgeHygieneWarning" not in out and "warnings.warn" not in out
     assert "empath-gate tiny: PASSED\n" in out and "PASSED - passed" not in out
+
+
+def test_no_blank_progress_lines(fake: FakeOpenAIServer, tmp_path: Path) -> None:
+    # conversation ids are long: at 80 columns each conversation's result line reaches the edge,
+    # where pytest alone would repeat the progress on an empty line and leave a blank line
+    write_tiny_suite(tmp_path)
+    program(fake, judge=ScoringJudge(default=10))
+    env = {**gate_env(fake, tmp_path / "cache"), "COLUMNS": "80"}
+    code, out = run_pytest(tmp_path, ["--empath-suite", "tiny", "--empath-suites-dir", "suites-team"], env)
+    assert code == 0, out
+    lines = out.splitlines()
+    assert any(x.startswith("empath-gate: transcripts ") for x in lines), out  # progress was printed
+    first = next(i for i, x in enumerate(lines) if x.startswith("empath/tiny/"))
+    last = next(i for i, x in enumerate(lines) if x.rstrip().endswith("[100%]"))
+    results = lines[first : last + 1]
+    assert len(results) == 4, out  # three conversations and the suite check, one line each
+    assert all(re.fullmatch(r"empath/tiny\S* \.+ +\[ *\d+%\]", x) for x in results), out
+    assert not any(re.fullmatch(r"\s*\[ *\d+%\]", x) for x in lines), out
