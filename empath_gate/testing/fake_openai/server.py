@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from empath_gate.settings import RoleSettings
+from empath_gate.testing.fake_openai.batches import BatchStore
 from empath_gate.testing.fake_openai.faults import RandomFaults, request_fingerprint
 from empath_gate.testing.fake_openai.handler import _Handler, _Server
 from empath_gate.testing.fake_openai.replies import FakeRequest, Reply, ReplySpec, Responder
@@ -49,6 +50,10 @@ class FakeOpenAIServer:
     ``prompt_cache_min_tokens`` long (default :data:`PROMPT_CACHE_MIN_TOKENS`), else 0 (a reply's
     own ``usage`` may set ``prompt_tokens_details``). ``prompt_cache = False`` always reports 0.
     Tokens are counted as whitespace-separated words throughout.
+
+    Batches: ``/v1/files`` and ``/v1/batches`` (:mod:`empath_gate.testing.fake_openai.batches`);
+    ``batch_store`` holds them, and a batch reads ``in_progress`` for its first
+    ``batch_pending_polls`` polls (default 1), then ``completed``.
     """
 
     def __init__(self, *, latency_s: float = 0.0, strict: bool = True) -> None:
@@ -60,6 +65,8 @@ class FakeOpenAIServer:
         self._faults: dict[str, RandomFaults] = {}
         self._sightings: Counter[tuple[str, str]] = Counter()
         self.prompt_cache = True
+        self.batch_store = BatchStore()
+        self.batch_pending_polls = 1
         self.prompt_cache_min_tokens = PROMPT_CACHE_MIN_TOKENS
         self._prefixes: set[tuple[str, str]] = set()
         self.faults_served: list[tuple[FakeRequest, str]] = []
