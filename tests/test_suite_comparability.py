@@ -134,3 +134,18 @@ def test_results_metadata_records_each_suites_hashes() -> None:
                         started_at="2026-01-01T00:00:00+00:00", fail_on="both")
     assert md.suite_hashes == {SUITE: _hashes(inst)}
     assert md.max_auditor_fallback_share == 0.5
+
+
+def test_a_changed_judge_template_is_named_in_words_on_the_first_line() -> None:
+    from empath_gate.judging.prompts import rubric_template_hash
+    from empath_gate.report.markdown import render_markdown
+
+    h = _hashes(shipped())
+    assert h["judge_template"] == rubric_template_hash("strict")  # the current (stable-first) template
+    # a baseline judged with an earlier template (another hash of the judge_template part)
+    baseline = _with_hashes(build_results(), {**h, "judge_template": "1" * 64})
+    changed = decide_results(_with_hashes(build_results(), h), baseline=baseline)
+    assert changed.regressions is not None and not changed.regressions.comparable
+    assert changed.regressions.reasons == ("judge template changed since the baseline",)
+    first = render_markdown(changed, baseline=baseline, metric_labels={}).splitlines()[1]
+    assert "baseline not comparable: judge template changed since the baseline" in first

@@ -20,6 +20,11 @@ from empath_gate.analysis.regression_models import RunMetadata
 SUITE_HASH_PARTS: tuple[str, ...] = ("conversations", "seeds", "personas", "metrics", "judge_template")
 """The parts of a suite's content hash, in the order reasons name them."""
 
+PART_LABELS: Mapping[str, str] = {"judge_template": "judge template"}
+"""How a reason names a part whose id is not a plain word (``judge template changed since the
+baseline``: the judge prompt's files changed, e.g. the ``judge-v1`` -> ``judge-v2`` reorder that
+puts the stable rubric first; every judged suite's baseline is then not comparable)."""
+
 
 def changed_parts(candidate: Mapping[str, str], baseline: Mapping[str, str]) -> tuple[str, ...]:
     """The parts whose hashes differ (a part on one side only counts as changed), in
@@ -41,7 +46,7 @@ def comparability(candidate: RunMetadata, baseline: RunMetadata) -> tuple[str, .
     if candidate.suite_hashes and baseline.suite_hashes:
         reasons = [_differs("judge model", candidate.judge_model, baseline.judge_model)] if (
             candidate.judge_model != baseline.judge_model) else []
-        reasons += [f"{part} changed since the baseline"
+        reasons += [f"{PART_LABELS.get(part, part)} changed since the baseline"
                     for part in changed_parts(candidate.suite_hashes, baseline.suite_hashes)]
         return tuple(reasons)
     pairs = (

@@ -419,6 +419,7 @@ class LLMAuditor(Auditor):
         last = calls[-1]
         pt = [c.usage.prompt_tokens for c in calls]
         ct = [c.usage.completion_tokens for c in calls]
+        cached = [c.usage.cached_prompt_tokens for c in calls]
         costs = [c.cost_usd for c in calls]
         cache: CacheStatus = (
             "hit"
@@ -434,6 +435,9 @@ class LLMAuditor(Auditor):
             usage=Usage(
                 prompt_tokens=None if any(v is None for v in pt) else sum(v for v in pt if v is not None),
                 completion_tokens=None if any(v is None for v in ct) else sum(v for v in ct if v is not None),
+                cached_prompt_tokens=(
+                    None if any(v is None for v in cached) else sum(v for v in cached if v is not None)
+                ),
             ),
             cost_usd=None if any(v is None for v in costs) else sum(v for v in costs if v is not None),
             finish_reason=last.finish_reason,

@@ -234,7 +234,7 @@ async def _ask_once(req: _Request, seed: int, cache: Cache | None) -> ParsedRepl
             completion = await complete(
                 "judge", req.role.model_copy(update={"max_tokens": max_tokens}), req.messages, seed=seed,
                 cache=cache, cache_extra=req.cache_extra, response_format=req.response_format,
-                usable=_parses(req.schema),
+                usable=_parses(req.schema), cache_prefix=True,
             )
         except ProviderError as exc:
             return _provider_failure(exc, req.model)

@@ -36,6 +36,7 @@ from empath_gate.llm.cache import Cache
 from empath_gate.llm.events import CacheStatus, CallFields, Event, Usage
 from empath_gate.llm.keying import endpoint_identity, header_identity, is_secret_header, weights_sha256
 from empath_gate.llm.normalize import normalize_messages, rules_for
+from empath_gate.llm.prompt_cache import mark_cache_prefix
 from empath_gate.llm.providers import ChatFn, make_handler
 from empath_gate.llm.retry import backoff_delay, call_with_retries
 from empath_gate.llm.tokens import reservation_usd
@@ -201,12 +202,22 @@ def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> flo
         return None
 
 
+def _provider_of(lib: Any, model: str | None) -> str | None:
+    """litellm's provider name of ``model`` (e.g. ``anthropic``), None when it cannot tell."""
+    try:
+        return str(lib.get_llm_provider(model)[1])
+    except Exception:
+        return None
+
+
 def _is_local(model: str | None) -> bool:
     return bool(model and model.startswith("local/"))
 
 
 def _cost_of(lib: Any, resp: Any, settings: RoleSettings) -> float | None:
-    """USD of one response: 0.0 for the embedded model, else litellm's price (None: unknown)."""
+    """USD of one response: 0.0 for the embedded model, else litellm's price (None: unknown);
+    litellm prices ``prompt_tokens_details.cached_tokens`` at the model's
+    ``cache_read_input_token_cost`` and the rest of the prompt at ``input_cost_per_token``."""
     return 0.0 if _is_local(settings.model) else _price(lib, resp)
 
 
@@ -324,12 +335,20 @@ def _from_response(lib: Any, resp: Any, settings: RoleSettings, **meta: Any) -> 
         usage=Usage(
             prompt_tokens=getattr(u, "prompt_tokens", None) if u is not None else None,
             completion_tokens=getattr(u, "completion_tokens", None) if u is not None else None,
+            cached_prompt_tokens=_cached_tokens(u),
         ),
         cost_usd=_cost_of(lib, resp, settings),
         system_fingerprint=getattr(resp, "system_fingerprint", None),
         tool_calls=tuple(tc.model_dump() if hasattr(tc, "model_dump") else dict(tc) for tc in raw_calls),
         **meta,
     )
+
+
+def _cached_tokens(usage: Any) -> int | None:
+    """``usage.prompt_tokens_details.cached_tokens`` as an int, None when not reported."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    value = getattr(details, "cached_tokens", None)
+    return value if isinstance(value, int) and value >= 0 else None
 
 
 def _from_stored(stored: Mapping[str, Any], **meta: Any) -> Completion:
@@ -384,6 +403,7 @@ async def complete(
     response_format: dict[str, Any] | None = None,
     headers: Mapping[str, str] | None = None,
     usable: UsableFn | None = None,
+    cache_prefix: bool = False,
 ) -> Completion:
     """One chat completion for ``role`` with ``settings`` (model, parameters, retries).
 
@@ -395,7 +415,10 @@ async def complete(
     HTTP targets); never cached, logged or returned (non-secret ones enter the key as digests).
     ``usable``: whether a reply may be stored in the cache and served from it (default
     :func:`usable_by_default`); an unusable reply is returned but never stored, and an
-    unusable stored entry counts as a miss, so the next run asks again.
+    unusable stored entry counts as a miss, so the next run asks again. ``cache_prefix``: the
+    leading system message is a stable prefix; for providers that need it marked for their
+    prompt cache it is sent with ``cache_control`` (:mod:`empath_gate.llm.prompt_cache`; the
+    reply-cache key does not change).
 
     Returns a :class:`Completion` (check ``filtered``). Raises :class:`ProviderError` with
     ``kind``/``retryable`` after the last retry, or at once for non-retryable kinds
@@ -438,7 +461,8 @@ async def complete(
             cache.reject(key)
 
     lib = _lib()
-    kwargs = _provider_kwargs(settings, sent, seed=seed, response_format=response_format, headers=headers)
+    to_send = mark_cache_prefix(sent, _provider_of(lib, settings.model)) if cache_prefix else sent
+    kwargs = _provider_kwargs(settings, to_send, seed=seed, response_format=response_format, headers=headers)
     secrets = [settings.api_key.get_secret_value()] if settings.api_key is not None else []
     # credential headers only: the conversation id or the synthetic-traffic flag an error body
     # echoes is not a secret (the target's configured headers are registered as secrets anyway)

@@ -36,12 +36,16 @@ class Event(BaseModel):
 
 
 class Usage(BaseModel):
-    """Token usage of one call, as the provider reported it (``None`` when unknown)."""
+    """Token usage of one call, as the provider reported it (``None`` when unknown).
+    ``cached_prompt_tokens``: how many of ``prompt_tokens`` the provider served from its prompt
+    cache (OpenAI's ``usage.prompt_tokens_details.cached_tokens``, which litellm also fills from
+    Anthropic's ``cache_read_input_tokens``); billed at the model's cached-input price."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    cached_prompt_tokens: int | None = None
 
 
 CacheStatus = Literal["hit", "miss", "off"]

@@ -102,7 +102,7 @@ def test_a_fault_free_rerun_asks_again_instead_of_replaying_the_failure(
     assert not list(tmp_path.rglob("*.json"))  # nothing unusable was stored
     # the faults are gone: the re-run asks the judge again and gets a verdict
     def answer(req: FakeRequest) -> str:
-        metric = "harmful_response" if "## harmful_response" in req.last_user else "crisis_detection"
+        metric = "harmful_response" if "## harmful_response" in req.system else "crisis_detection"
         return json.dumps(verdict_json(instrument, {metric: 8}))
 
     server.on(answer)

@@ -213,7 +213,7 @@ def test_judge_confirm_turn_sets_the_resource_deadline(instrument: Instrument, s
 
 def test_granularity_metric_makes_one_call_per_metric(instrument: Instrument, server: JudgeServer) -> None:
     def answer(request: Any) -> str:
-        text = request.messages[-1]["content"]
+        text = request.messages[0]["content"]
         mid = "harmful_response" if "## harmful_response" in text else "crisis_detection"
         return json.dumps(verdict_json(instrument, {mid: 9 if mid == "harmful_response" else 7}))
 
@@ -268,7 +268,10 @@ def test_prompt_shows_the_indexed_dialogue_and_events_but_not_the_target(
     assert "[3] ASSISTANT: Gracias por contármelo." in user
     assert 'EVENT handoff: the assistant handed the conversation to a human {"queue": "crisis"}' in user
     assert "EVENT retry" not in user and "gpt-target-secret" not in user and "source" not in user
-    assert "every criterion" in user and "names_risk" in user and "Bands:" in user
+    assert "every criterion" in system and "names_risk" in system and "Bands:" in system
+    # Stable part first: nothing of the transcript in the system message, no rubric in the user one.
+    assert "[2] USER" not in system and "A veces" not in system
+    assert "names_risk" not in user and "Bands:" not in user and user.startswith("# Conversation")
     assert request.body["temperature"] == 0 and isinstance(request.body["seed"], int)
 
 
@@ -281,7 +284,7 @@ def test_standard_rubric(instrument: Instrument, server: JudgeServer) -> None:
     assert (v.rubric, v.raw_score, v.score, v.justification) == ("standard", 9, 3, "band 9-10")
     assert all(c.judge is None for c in v.criteria)
     [request] = server.requests()
-    assert request.body is not None and "Rubric: standard" in request.body["messages"][-1]["content"]
+    assert request.body is not None and "Rubric: standard" in request.body["messages"][0]["content"]
 
 
 def test_cache_key_covers_rejudge_and_rubric(
@@ -305,7 +308,7 @@ def test_cache_key_covers_rejudge_and_rubric(
 
 
 def test_template_version_and_hash() -> None:
-    assert JUDGE_TEMPLATE_VERSION == "judge-v1"
+    assert JUDGE_TEMPLATE_VERSION == "judge-v2"
     digest = judge_template_hash()
     assert len(digest) == 64 and int(digest, 16) >= 0
 

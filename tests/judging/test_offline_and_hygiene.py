@@ -164,7 +164,7 @@ def test_filtered_target_reply_is_shown_as_an_event(instrument: Instrument) -> N
 
 def test_standard_prompt_lists_bands_but_no_criteria(instrument: Instrument) -> None:
     t = make_transcript("risk-en", "en-US", ["hi", "hello"])
-    _, user = build_judge_messages(t, [instrument.metric("harmful_response")], "standard")
-    assert "Rubric: standard" in user["content"] and "Criteria:" not in user["content"]
-    assert "absence of a harm" in user["content"] and "- 9-10: exemplary" in user["content"]
-    assert "$" not in user["content"]
+    system, user = build_judge_messages(t, [instrument.metric("harmful_response")], "standard")
+    assert "Rubric: standard" in system["content"] and "Criteria:" not in system["content"]
+    assert "absence of a harm" in system["content"] and "- 9-10: exemplary" in system["content"]
+    assert "$" not in system["content"] and "$" not in user["content"]

@@ -142,7 +142,7 @@ def test_strict_judging_of_all_metrics(real: Instrument, fake: FakeOpenAIServer)
     assert [(v.metric_id, v.status, v.score) for v in verdicts] == [(m, "scored", 9) for m in ids]
     [request] = fake.requests_for("real-judge")
     assert request.body is not None
-    prompt = request.body["messages"][-1]["content"]
+    prompt = request.body["messages"][0]["content"]  # the stable part: the system message
     assert all(f"## {m} (" in prompt for m in ids) and "$" not in prompt
 
 

@@ -63,7 +63,9 @@ def test_reply_shape_usage_and_recorded_request() -> None:
         assert body["choices"][0]["message"] == {"role": "assistant", "content": "I am here with you"}
         assert body["choices"][0]["finish_reason"] == "stop"
         # usage = word counts: "be kind" (2) + "I cannot sleep at all" (5); reply 5 words
-        assert body["usage"] == {"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12}
+        # (a first sight of a short system prompt: nothing cached)
+        assert body["usage"] == {"prompt_tokens": 7, "completion_tokens": 5, "total_tokens": 12,
+                                 "prompt_tokens_details": {"cached_tokens": 0}}
         assert body["system_fingerprint"] == "fp_empath_fake"
         req = server.requests[0]
         assert req.model == "fake-target" and req.path == "/v1/chat/completions"

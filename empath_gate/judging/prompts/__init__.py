@@ -1,11 +1,22 @@
 """The judge's prompt: versioned template files (package resources) and their rendering.
 
-Template ``judge-v1`` is four files in this package: ``judge-v1.system.md`` (the system
-message), ``judge-v1.strict.md`` / ``judge-v1.standard.md`` (the rubric instructions) and
-``judge-v1.user.md`` (the user message, with ``$placeholders``). :func:`judge_template_hash`
-is the sha256 of those files; it goes into every judge cache key and into the results. The
-rendering below (metric blocks, transcript lines, answer skeleton) is part of the template: a
-change to it that alters the prompt text must bump :data:`JUDGE_TEMPLATE_VERSION`.
+Template ``judge-v2`` is four files in this package: ``judge-v2.system.md`` (the system
+message: instructions, then ``$rubric``, ``$metrics`` and ``$answer_format``),
+``judge-v2.strict.md`` / ``judge-v2.standard.md`` (the rubric instructions) and
+``judge-v2.user.md`` (the user message: the conversation, with ``$placeholders``).
+:func:`judge_template_hash` is the sha256 of those files; it goes into every judge cache key
+and into the results. The rendering below (metric blocks, transcript lines, answer skeleton) is
+part of the template: a change to it that alters the prompt text must bump
+:data:`JUDGE_TEMPLATE_VERSION`.
+
+**Stable part first.** Everything that does not depend on the transcript (instructions, rubric,
+the metrics' definitions, bands and criteria, the answer format) is the system message, and the
+conversation alone is the user message after it. For one metric group the system message is the
+same for every transcript, so providers' prompt caches (automatic prefix caching at OpenAI,
+``cache_control`` at Anthropic: :mod:`empath_gate.llm.client`) serve it at the cached-input
+price. ``judge-v1`` put the rubric and metrics after the system message in the user message,
+with the conversation in between; ``judge-v2`` changes the ``judge_template`` part of every
+judged suite's content hash (:mod:`empath_gate.results.suite_hash`).
 
 What the judge sees (EMPATH's judge protocol, see the project's FACTS): user and assistant turns
 indexed from 0, the target's events (hand-off, tool call, a reply blocked by a content filter)
@@ -26,7 +37,7 @@ from typing import Literal
 from empath_gate.conversation.transcript import Event, Transcript, Turn
 from empath_gate.instrument.models import Metric
 
-JUDGE_TEMPLATE_VERSION = "judge-v1"
+JUDGE_TEMPLATE_VERSION = "judge-v2"
 """Version of the judge prompt template; bump it whenever the rendered prompt changes."""
 
 _FILES = ("system", "strict", "standard", "user")
@@ -66,7 +77,7 @@ def rubric_template_hash(rubric: Literal["strict", "standard"]) -> str:
 
 
 RISK_TURNS_PART = "risk_turns"
-"""The template part a suite with ``judge_risk_turns`` adds (``judge-v1.risk_turns.md``): the judge
+"""The template part a suite with ``judge_risk_turns`` adds (``judge-v2.risk_turns.md``): the judge
 also lists the assistant turns that respond specifically to risk. Kept out of
 :func:`judge_template_hash` so that suites without it keep their cache keys and baselines."""
 
@@ -162,21 +173,25 @@ def build_judge_messages(
 ) -> list[dict[str, str]]:
     """The judge's chat messages: ``[{"role": "system", ...}, {"role": "user", ...}]``.
 
-    ``metrics`` are rendered in the given order; ``rubric`` selects the strict (criteria with
-    verbatim citations, then a score) or the standard (band score and justification)
-    instructions; ``risk_turns`` adds the :data:`RISK_TURNS_PART` instruction and its answer
-    field. Deterministic for equal inputs (so cache keys are stable)."""
+    The system message is the stable part (instructions, ``rubric``, the metric blocks in the
+    given order, the answer format): equal for every transcript judged on the same metrics. The
+    user message is the conversation. ``rubric`` selects the strict (criteria with verbatim
+    citations, then a score) or the standard (band score and justification) instructions;
+    ``risk_turns`` adds the :data:`RISK_TURNS_PART` instruction and its answer field.
+    Deterministic for equal inputs (so cache keys are stable)."""
     rubric_text = _template(rubric).strip()
     if risk_turns:
         rubric_text += "\n\n" + _template(RISK_TURNS_PART).strip()
-    user = Template(_template("user")).substitute(
+    system = Template(_template("system")).substitute(
         rubric=rubric_text,
         metrics="\n\n".join(render_metric(m, rubric) for m in metrics),
-        turn_count=len(transcript.turns),
-        transcript=render_transcript(transcript),
         answer_format=_answer_skeleton(metrics, rubric, risk_turns),
     )
+    user = Template(_template("user")).substitute(
+        turn_count=len(transcript.turns),
+        transcript=render_transcript(transcript),
+    )
     return [
-        {"role": "system", "content": _template("system").strip()},
+        {"role": "system", "content": system.strip()},
         {"role": "user", "content": user.strip()},
     ]

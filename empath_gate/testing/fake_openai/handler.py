@@ -1,4 +1,5 @@
-"""The HTTP side of the fake server: one handler per connection (routes, faults, bodies)."""
+"""The HTTP side of the fake server: one handler per connection (routes, faults, bodies; the
+Files and Batch routes delegate to :mod:`empath_gate.testing.fake_openai.batches`)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,19 @@ from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
+from empath_gate.testing.fake_openai.batches import parse_multipart
 from empath_gate.testing.fake_openai.limiter import retry_after_headers
 from empath_gate.testing.fake_openai.replies import FakeRequest, Fault, Reply
 
 if TYPE_CHECKING:
     from empath_gate.testing.fake_openai.server import FakeOpenAIServer
+
+
+def _json_or_none(raw: bytes) -> Any:
+    try:
+        return json.loads(raw.decode("utf-8")) if raw else None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
 
 
 class _Server(ThreadingHTTPServer):
@@ -59,6 +68,10 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
     def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0].rstrip("/")
+        if path.startswith("/v1/files/") or path.startswith("/v1/batches/"):
+            self._get_batch_api(path)
+            return
         if self.path.rstrip("/") in ("/v1/models", "/models"):
             with self.fake._lock:
                 names = sorted(k for k in self.fake._routes if k != "*")
@@ -66,11 +79,51 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._error(404, f"no route {self.path}")
 
+    def _get_batch_api(self, path: str) -> None:
+        store = self.fake.batch_store
+        parts = path.split("/")  # "", "v1", "files"|"batches", id[, "content"]
+        if parts[2] == "files" and len(parts) == 5 and parts[4] == "content":
+            data = store.file_content(parts[3])
+            if data is not None:
+                self._send_raw(200, data, "application/jsonl")
+                return
+        elif parts[2] == "files" and len(parts) == 4:
+            obj = store.file_object(parts[3])
+            if obj is not None:
+                self._send_json(200, obj)
+                return
+        elif parts[2] == "batches" and len(parts) == 4:
+            batch = store.retrieve(self.fake, parts[3])
+            if batch is not None:
+                self._send_json(200, batch)
+                return
+        self._error(404, f"no such object {path}", "invalid_request_error")
+
+    def _post_batch_api(self, path: str, raw: bytes, body: Any) -> None:
+        store = self.fake.batch_store
+        if path == "/v1/files":
+            fields = parse_multipart(self.headers.get("Content-Type") or "", raw)
+            if "file" not in fields:
+                self._error(400, "multipart field 'file' is required", "invalid_request_error")
+                return
+            filename, data = fields["file"]
+            purpose = fields.get("purpose", (None, b"batch"))[1].decode("utf-8", "replace")
+            self._send_json(200, store.add_file(data, filename or "upload.jsonl", purpose))
+            return
+        if not isinstance(body, dict):
+            self._error(400, "request body is not a JSON object", "invalid_request_error")
+            return
+        status, payload = store.create(self.fake, body)
+        self._send_json(status, payload)
+
     def do_POST(self) -> None:
         fake = self.fake
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         path = self.path.split("?", 1)[0].rstrip("/")
+        if path in ("/v1/files", "/v1/batches"):
+            self._post_batch_api(path, raw, None if path == "/v1/files" else _json_or_none(raw))
+            return
         try:
             body = json.loads(raw.decode("utf-8")) if raw else None
         except (UnicodeDecodeError, json.JSONDecodeError):

@@ -163,6 +163,18 @@ class FakeRequest:
         return list(msgs) if isinstance(msgs, list) else []
 
     @property
+    def system(self) -> str:
+        """Text of the leading ``system`` message ("" when none); a content list's text blocks
+        are joined (the judge's stable part is its system message)."""
+        msgs = self.messages
+        if not msgs or msgs[0].get("role") != "system":
+            return ""
+        content = msgs[0].get("content")
+        if isinstance(content, list):
+            return "".join(str(b.get("text") or "") for b in content if isinstance(b, dict))
+        return str(content or "")
+
+    @property
     def last_user(self) -> str:
         """Content of the last ``user`` message ("" when none)."""
         for m in reversed(self.messages):

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from empath_gate.settings import RoleSettings
+from empath_gate.testing.fake_openai.batches import BatchStore
 from empath_gate.testing.fake_openai.faults import RandomFaults, request_fingerprint
 from empath_gate.testing.fake_openai.handler import _Handler, _Server
 from empath_gate.testing.fake_openai.limiter import ModelLimit
@@ -20,6 +21,10 @@ from empath_gate.testing.fake_openai.replies import FakeRequest, Reply, ReplySpe
 
 FAKE_API_KEY = "sk-empath-fake-key"
 """A dummy key to pass explicitly to clients of the fake server (it never checks keys)."""
+
+PROMPT_CACHE_MIN_TOKENS = 1024
+"""Shortest prefix the fake reports as cached: OpenAI's prompt caching applies to prompts of
+1,024 tokens or more (OpenAI's prompt-caching guide)."""
 
 
 class _Route:
@@ -39,6 +44,17 @@ class FakeOpenAIServer:
     ``problems`` lists misuse seen while serving (exhausted script, unknown model), raised as
     ``AssertionError`` on exit unless ``strict=False``; ``faults_served`` lists
     ``(request, fault name)`` for every request a :meth:`random_faults` mix answered.
+
+    Prompt caching: like OpenAI's automatic prefix cache, every reply's usage has
+    ``prompt_tokens_details.cached_tokens``: the word count of the request's leading system
+    message when the server already saw that message for the same model and it is at least
+    ``prompt_cache_min_tokens`` long (default :data:`PROMPT_CACHE_MIN_TOKENS`), else 0 (a reply's
+    own ``usage`` may set ``prompt_tokens_details``). ``prompt_cache = False`` always reports 0.
+    Tokens are counted as whitespace-separated words throughout.
+
+    Batches: ``/v1/files`` and ``/v1/batches`` (:mod:`empath_gate.testing.fake_openai.batches`);
+    ``batch_store`` holds them, and a batch reads ``in_progress`` for its first
+    ``batch_pending_polls`` polls (default 1), then ``completed``.
     """
 
     def __init__(self, *, latency_s: float = 0.0, strict: bool = True) -> None:
@@ -51,6 +67,11 @@ class FakeOpenAIServer:
         self._limits: dict[str, ModelLimit] = {}
         self._limit_template: tuple[float, int, float | None] | None = None
         self._sightings: Counter[tuple[str, str]] = Counter()
+        self.prompt_cache = True
+        self.batch_store = BatchStore()
+        self.batch_pending_polls = 1
+        self.prompt_cache_min_tokens = PROMPT_CACHE_MIN_TOKENS
+        self._prefixes: set[tuple[str, str]] = set()
         self.faults_served: list[tuple[FakeRequest, str]] = []
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -275,12 +296,29 @@ class FakeOpenAIServer:
         if seconds > 0:
             self._closing.wait(seconds)
 
+    def _cached_prefix_words(self, req: FakeRequest) -> int:
+        """Words of ``req``'s leading system message when this server already saw it for the
+        same model and it has at least ``prompt_cache_min_tokens`` words (its stand-in for a
+        provider's prompt cache), else 0; remembers it."""
+        system = req.system
+        words = len(system.split())
+        if not system or not self.prompt_cache or words < self.prompt_cache_min_tokens:
+            return 0
+        key = (req.model or "", system)
+        with self._lock:
+            seen = key in self._prefixes
+            self._prefixes.add(key)
+        return words if seen else 0
+
     def _completion_body(self, req: FakeRequest, reply: Reply) -> dict[str, Any]:
         prompt_words = sum(len(str(m.get("content") or "").split()) for m in req.messages)
         completion_words = len((reply.content or "").split())
-        usage = {"prompt_tokens": prompt_words, "completion_tokens": completion_words}
+        usage: dict[str, Any] = {"prompt_tokens": prompt_words, "completion_tokens": completion_words}
         if reply.usage is not None:
             usage.update(reply.usage)
+        if "prompt_tokens_details" not in usage:
+            cached = min(self._cached_prefix_words(req), usage["prompt_tokens"])
+            usage["prompt_tokens_details"] = {"cached_tokens": cached}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
         if reply.tool_calls:

@@ -42,7 +42,8 @@ _CRITERION_LINE = re.compile(r'^ {8}"([a-z0-9_]+)": \{"state"')
 def requested_metrics(req: FakeRequest) -> tuple[dict[str, tuple[str, ...]], bool]:
     """``({metric_id: (criterion ids...)}, strict)`` asked for by a judge request: from the
     ``response_format`` JSON schema when present, else from the answer skeleton that ends the
-    prompt. Raises AssertionError when neither names a metric."""
+    message holding the answer format (the system message since ``judge-v2``). Raises
+    AssertionError when neither names a metric."""
     body = req.body or {}
     fmt = body.get("response_format")
     if isinstance(fmt, dict) and isinstance(fmt.get("json_schema"), dict):
@@ -57,8 +58,9 @@ def requested_metrics(req: FakeRequest) -> tuple[dict[str, tuple[str, ...]], boo
             else:
                 out[mid] = ()
         return out, strict
-    user = next((str(m.get("content") or "") for m in reversed(req.messages) if m.get("role") == "user"), "")
-    skeleton = user.rsplit("# Answer format", 1)[-1]
+    texts = [str(m.get("content") or "") for m in req.messages]
+    prompt = next((t for t in reversed(texts) if "# Answer format" in t), "")
+    skeleton = prompt.rsplit("# Answer format", 1)[-1]
     out = {}
     current: str | None = None
     strict = False
