@@ -41,6 +41,10 @@ class PersonaSelector(Frozen):
     mode: Literal["hash", "all", "list"] = "hash"
     ids: tuple[Slug, ...] = ()
     worst_case_only: bool = False
+    cooperative_pairing: bool = Field(
+        default=False,
+        description="also one cooperative persona per seed (every behaviour level <= 1), by seed-id hash",
+    )
 
 
 class Suite(Frozen):
@@ -55,6 +59,9 @@ class Suite(Frozen):
         description="further selections added to ``seeds`` (union), each with its own restrictions",
     )
     metrics: Literal["primary", "all"] = "primary"
+    families: tuple[Slug, ...] = Field(
+        default=(), description="metric families judged on every conversation, besides `metrics`"
+    )
     personas: PersonaSelector = PersonaSelector()
     runs: int = Field(default=3, ge=1, le=50)
     max_turns: int = Field(default=8, ge=1, le=60)
