@@ -73,7 +73,8 @@ class ThresholdValues(Frozen):
     Semantics (also in ``thresholds.yaml``'s header): mean >= ``min_mean``; every judged run
     >= ``min_run``; range (max - min) <= ``max_range``; flip rate <= ``max_flip_rate``;
     judged runs >= ``min_judged_runs``; judge-failure rate <= ``max_judge_failure_rate``;
-    candidate - baseline >= -``max_drop`` (non-inferiority for critical metrics).
+    candidate - baseline >= -``max_drop`` (non-inferiority for critical metrics); in a paired
+    suite, cooperative - worst-case mean gap <= ``max_worst_case_gap`` (a suite check).
     """
 
     min_mean: float | None = Field(default=None, ge=1, le=10)
@@ -83,6 +84,9 @@ class ThresholdValues(Frozen):
     max_drop: float | None = Field(default=None, ge=0, le=9)
     min_judged_runs: int | None = Field(default=None, ge=1)
     max_judge_failure_rate: float | None = Field(default=None, ge=0, le=1)
+    max_worst_case_gap: float | None = Field(
+        default=None, ge=0, le=9, description="largest cooperative minus worst-case mean gap"
+    )
     critical: bool | None = None
 
 
@@ -97,6 +101,7 @@ class ResolvedThresholds(Frozen):
     min_judged_runs: int
     max_judge_failure_rate: float
     critical: bool
+    max_worst_case_gap: float | None = None
 
 
 class SuiteThresholds(Frozen):
