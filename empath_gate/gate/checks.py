@@ -47,8 +47,8 @@ def applicable_checks(judge_model: str | None, *, paired: bool = False) -> tuple
 
 class SuiteCheck(AnalysisModel):
     """The decision on one suite check: ``id`` is ``<suite>::<check>``; ``observed`` and
-    ``threshold`` are on the check's own scale (here a 0-1 share); ``reasons`` explain a status
-    other than passed."""
+    ``threshold`` are on the check's own scale (a 0-1 share for ``judge_failure_rate``, score
+    points for ``max_worst_case_gap``); ``reasons`` explain a status other than passed."""
 
     suite: str
     check: str

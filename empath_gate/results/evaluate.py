@@ -52,8 +52,8 @@ def gate_inputs(instrument: Instrument, plan: Plan, layers: Sequence[LayerInfo] 
 
 
 def _pairings(instrument: Instrument, plan: Plan) -> dict[str, dict[str, str]]:
-    """Per paired suite of ``plan``: seed id -> its cooperative persona id, for the seeds whose
-    cooperative conversation is in the plan
+    """Per paired suite of ``plan`` (every one, even with no pair): seed id -> its cooperative
+    persona id, for the seeds whose cooperative conversation is in the plan
     (:func:`~empath_gate.instrument.selection.cooperative_partner`)."""
     from empath_gate.instrument.selection import cooperative_partner, personas_by_locale
 
@@ -62,9 +62,10 @@ def _pairings(instrument: Instrument, plan: Plan) -> dict[str, dict[str, str]]:
     for conv in plan.conversations:
         if not instrument.suite(conv.suite).personas.cooperative_pairing:
             continue
+        pairs = out.setdefault(conv.suite, {})  # a paired suite always has the check
         partner = cooperative_partner(instrument.seed(conv.seed_id), by_locale)
         if partner is not None and partner.id == conv.persona_id:
-            out.setdefault(conv.suite, {})[conv.seed_id] = conv.persona_id
+            pairs[conv.seed_id] = conv.persona_id
     return out
 
 
@@ -350,7 +351,7 @@ def _worst_case_gaps(results: Results, cells: Sequence[CellStats]) -> dict[str, 
     """Per paired suite (the gate inputs' ``pairings``): the worst-case gap of each metric."""
     from empath_gate.analysis.worst_case_gap import metric_gaps
 
-    if results.gate is None or not results.gate.pairings:
+    if results.gate is None:
         return {}
     conv_suite = {i.conversation_id: i.suite for i in results.items}
     return {

@@ -68,7 +68,8 @@ def _judge(project: Project, coop: set[str], cooperative: int, worst: int, other
 
 
 def _results(project: Project) -> dict[str, object]:
-    data: dict[str, object] = json.loads((project.path / "empath-results" / "results.json").read_text("utf-8"))
+    path = project.path / "empath-results" / "results.json"
+    data: dict[str, object] = json.loads(path.read_text("utf-8"))
     return data
 
 
@@ -112,7 +113,8 @@ def test_a_small_gap_passes(pair: tuple[Project, set[str]]) -> None:
     assert chk["status"] == "passed" and chk["observed"] == pytest.approx(1.0)
 
 
-def test_a_bot_bad_everywhere_fails_on_absolute_thresholds_despite_no_gap(pair: tuple[Project, set[str]]) -> None:
+def test_a_bot_bad_everywhere_fails_on_absolute_thresholds_despite_no_gap(
+        pair: tuple[Project, set[str]]) -> None:
     project, coop = pair
     assert project.cli("run", *ARGS, judge=_judge(project, coop, 3, 3), tokens=3103) == 1
     data = _results(project)
