@@ -103,7 +103,9 @@ def test_a_gap_over_the_limit_fails_the_check_and_shows_in_diff_and_html(
     html = (project.path / "empath-results" / "report.html").read_text(encoding="utf-8")
     assert 'id="worst-case-gap"' in html and 'class="gap-pairs"' in html
     assert 'data-metric="guided_exploration">gap 3' in html
-    assert "FAILED" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "FAILED" in out and "suite check pair::max_worst_case_gap: FAILED" in out
+    assert "Hard-to-help seekers" in out  # the family's label, from the instrument
 
 
 def test_a_small_gap_passes(pair: tuple[Project, set[str]]) -> None:
