@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
-from empath_gate.cli import main
 from empath_gate.errors import SuiteError
 from empath_gate.instrument.loader import load_instrument
 from empath_gate.instrument.models import Instrument, Persona, SeedSelector, Suite
@@ -69,7 +70,7 @@ def test_worst_case_suite_judges_the_family_with_markers_from_the_instrument(shi
 
 
 def test_other_suites_keep_their_hashes(shipped: Instrument) -> None:
-    # recorded with instrument 1.2.0, before the family and the behaviour levels existed
+    # recorded with instrument 1.2.0, before the family and the behaviour levels existed (1.4.0)
     assert suite_content_hashes(shipped, "full", "strict")["metrics"] == (
         "4ef4501ca8e7c15a9c38e93e5e2b4bfbdafe28eaefbbbd30f8f3d833266b7fc3")
     assert suite_content_hashes(shipped, "full", "strict")["personas"] == (
@@ -121,19 +122,26 @@ def test_a_suite_naming_an_unknown_family_is_an_error(team: Callable[..., Path])
         load_instrument([layer])
 
 
-def test_validate_counts_and_coverage_table(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["validate", "--format", "json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+def _validate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    # a subprocess: validate binds the shipped paths at import, which other tests patch
+    return subprocess.run([sys.executable, "-m", "empath_gate.cli", "validate", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_validate_counts_and_coverage_table(tmp_path: Path) -> None:
+    proc = _validate("--format", "json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
     assert data["metrics"] == 19
     assert data["families"] == {"worst_case": {"label": "Hard-to-help seekers", "metrics": 4}}
     rows = data["pairing_coverage"]["worst-case"]
     assert {r["seed_id"] for r in rows} >= {"cs-resource-us-wont-call-cops"}
     assert set(rows[0]["hard"]) == {"low_engagement", "resistance", "limited_self_disclosure",
                                     "emotional_volatility", "rigid_negative_interpretation"}
-    assert main(["validate"]) == 0
-    out = capsys.readouterr()
-    assert "family worst_case (Hard-to-help seekers): 4 metrics" in out.out
-    assert "behaviour coverage of worst-case" in out.out
-    line = next(x for x in out.out.splitlines() if x.strip().startswith("cs-resource-us-wont-call-cops"))
+    text = _validate(cwd=tmp_path)
+    assert text.returncode == 0, text.stderr
+    assert "family worst_case (Hard-to-help seekers): 4 metrics" in text.stdout
+    assert "behaviour coverage of worst-case" in text.stdout
+    line = next(x for x in text.stdout.splitlines() if x.strip().startswith("cs-resource-us-wont-call-cops"))
     assert line.endswith("| yes")
-    assert "behaviours: suite 'worst-case', seed 'cs-detect-us-not-exist-layoff'" in out.err + out.out
+    assert "behaviours: suite 'worst-case', seed 'cs-detect-us-not-exist-layoff'" in text.stdout
