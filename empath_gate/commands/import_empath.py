@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         upstream = read_upstream(args.path)
         shipped = load_instrument()
-        conv = convert(upstream, {m.id: m.dimension for m in shipped.metrics})
+        conv = convert(upstream, {m.id: m.dimension for m in shipped.empath_metrics if m.dimension})
         prepare_output(args.output, args.force)
         report = write_layer(args.output, args.path, conv, seed_value=args.seed_value)
     except (NotACheckout, ImportProblem) as exc:

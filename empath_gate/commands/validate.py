@@ -25,14 +25,17 @@ and so are seeds recorded as not reviewed against REVIEW.md (``review: {reviewed
 seeds that only an LLM auditor can play (``auditor: llm``).
 At most 50 notes are printed, then a count of the others.
 
-``--format json`` prints one object: ``instrument_version``, ``metrics``, ``dimensions``,
+``--format json`` prints one object: ``instrument_version``, ``metrics`` (EMPATH's),
+``families`` (family id -> ``{"label", "metrics"}``), ``dimensions``,
 ``seeds``, ``personas`` (counts), ``covert_seeds``, ``worst_case_personas`` (counts),
 ``seeds_by_locale``, ``personas_by_locale``, ``seeds_by_metric`` (id -> count),
 ``fixed_characters`` (seeds with a ``character``), ``llm_auditor_only_seeds`` (seeds with
 ``auditor: llm``: no script), ``unspoken_seeds`` (suite id -> ids of the
 seeds it selects but cannot give a fitting persona; only suites that have some) and ``suites``
 (suite id -> ``{"seeds", "conversations", "items", "runs", "metrics", "personas"}``) and
-``notes`` (every note, also printed on stderr).
+``pairing_coverage`` (paired suite id -> one row per seed: ``seed_id``, ``cooperative``,
+``profiles``, ``hard`` (behaviour -> profiles at level >= 2), ``covered``; see
+:mod:`empath_gate.instrument.pairing`) and ``notes`` (every note, also printed on stderr).
 """
 
 from __future__ import annotations
@@ -55,7 +58,8 @@ from empath_gate.instrument.coverage import (
     unspoken_seeds,
 )
 from empath_gate.instrument.loader import gc_paused, load_instrument, pyproject_suites_dirs
-from empath_gate.instrument.models import Instrument
+from empath_gate.instrument.models import BEHAVIOURS, Instrument
+from empath_gate.instrument.pairing import coverage_notes, pairing_coverage
 from empath_gate.instrument.review import checklist_version, review_problems, unreviewed_notes
 from empath_gate.plan import plan_counts
 
@@ -91,7 +95,9 @@ def summary(instrument: Instrument) -> dict[str, Any]:
         }
     return {
         "instrument_version": instrument.version,
-        "metrics": len(instrument.metrics),
+        "metrics": len(instrument.empath_metrics),
+        "families": {f.id: {"label": f.label, "metrics": len(instrument.family_metrics(f.id))}
+                     for f in instrument.families},
         "dimensions": len(instrument.dimensions),
         "seeds": len(instrument.seeds),
         "personas": len(instrument.personas),
@@ -114,13 +120,19 @@ def summary(instrument: Instrument) -> dict[str, Any]:
             lex.locale: {k: len(set(v)) for k, v in (*lex.user_labels.items(), *lex.bot_labels.items())}
             for lex in instrument.lexicons
         },
+        "pairing_coverage": {
+            s.id: [{**r.model_dump(), "covered": r.covered} for r in pairing_coverage(instrument, s.id)]
+            for s in instrument.suites if s.personas.cooperative_pairing
+        },
     }
 
 
 def _text(data: dict[str, Any], notes: list[str]) -> str:
     lines = [
         f"instrument {data['instrument_version']}: valid",
-        f"  {data['dimensions']} dimensions, {data['metrics']} metrics",
+        f"  {data['dimensions']} dimensions, {data['metrics']} metrics"
+        + "".join(f"; family {fid} ({f['label']}): {f['metrics']} metrics"
+                  for fid, f in data["families"].items()),
         f"  {data['seeds']} seeds ({data['covert_seeds']} covert): "
         + ", ".join(f"{k} {v}" for k, v in data["seeds_by_locale"].items()),
         f"  {data['personas']} personas ({data['worst_case_personas']} worst-case): "
@@ -141,6 +153,7 @@ def _text(data: dict[str, Any], notes: list[str]) -> str:
                      f"{s['items']} tests (metrics {s['metrics']}, personas {s['personas']})")
     at = lines.index("  suites:")
     lines[at:at] = turn_layer
+    lines += _coverage_table(data["pairing_coverage"])
     lines += [f"note: {n}" for n in printed_problems(notes, "note", "")]
     return "\n".join(lines)
 
@@ -177,7 +190,7 @@ def _validate(args: argparse.Namespace) -> int:
         notes.append(f"auditor: {len(llm_only)} seed(s) have no script and run only with an LLM auditor "
                      "(offline, with the scripted auditor, their tests are skipped)")
     data = summary(instrument)
-    notes += _unspoken_notes(data)
+    notes += _unspoken_notes(data) + coverage_notes(instrument)
     if args.format == "json":
         print(json.dumps({**data, "notes": notes}, ensure_ascii=False, indent=2))
         for n in printed_problems(notes, "note", " (the JSON's notes list all)"):
@@ -185,6 +198,24 @@ def _validate(args: argparse.Namespace) -> int:
     else:
         print(_text(data, notes))
     return EXIT_OK
+
+
+def _coverage_table(coverage: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """The behaviour coverage table of each paired suite: per seed, the cooperative persona, the
+    number of distinct worst-case profiles and, per behaviour, the profiles playing it at
+    level >= 2."""
+    short = {b: "".join(w[0] for w in b.split("_")) for b in BEHAVIOURS}
+    out: list[str] = []
+    for sid, rows in coverage.items():
+        out.append(f"  behaviour coverage of {sid} (profiles at level >= 2 per behaviour; "
+                   + ", ".join(f"{v} = {k}" for k, v in short.items()) + "):")
+        heads = " ".join(f"{v:>3}" for v in short.values())
+        out.append(f"    seed | cooperative | profiles | {heads} | ok")
+        for r in rows:
+            cells = " ".join(f"{r['hard'][b]:>3}" for b in BEHAVIOURS)
+            out.append(f"    {r['seed_id']} | {r['cooperative'] or '-'} | {r['profiles']} | {cells} | "
+                       + ("yes" if r["covered"] else "no"))
+    return out
 
 
 def _unspoken_notes(data: dict[str, Any]) -> list[str]:

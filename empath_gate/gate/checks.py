@@ -18,11 +18,18 @@ summary. The checks:
   every floor ``thresholds.yaml`` sets under ``detector:`` (micro-F1s over its ``scope``, the
   alert share); every suite has it when a floor is set, skipped where the target reported no
   ``risk`` event.
+* ``max_worst_case_gap``: only suites with a cooperative pairing (``cooperative_pairing`` in
+  suites.yaml), only with a judge model. For every metric, the worst-case gap (mean over seeds of
+  the cooperative persona's score minus the worst-case personas' mean score;
+  :mod:`empath_gate.analysis.worst_case_gap`) must stay at or under the metric's resolved
+  ``max_worst_case_gap``; above it the check fails (a gate failure, like a threshold). No metric
+  with a seed judged on both arms: skipped. The worst-case cells keep their own thresholds, so a
+  bot that scores low with every seeker fails them whatever its gap.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from empath_gate.analysis.base import AnalysisModel
@@ -31,12 +38,13 @@ from empath_gate.gate.limits import EPS, suite_judge_failure_limit
 if TYPE_CHECKING:
     from empath_gate.analysis.risk_timing import SuiteRiskTiming
     from empath_gate.analysis.stats import CellStats
+    from empath_gate.analysis.worst_case_gap import MetricGap
     from empath_gate.instrument.models import Thresholds
     from empath_gate.results.model import Results, SuiteDetector
 
 CheckStatus = Literal["passed", "failed", "skipped", "error", "xfail"]
 SUITE_CHECKS: tuple[str, ...] = (
-    "judge_failure_rate", "min_early_or_on_time_rate", "max_missed_rate", "detector",
+    "judge_failure_rate", "min_early_or_on_time_rate", "max_missed_rate", "detector", "max_worst_case_gap",
 )
 """Every suite check, in report order."""
 
@@ -45,12 +53,16 @@ TIMING_CHECKS: tuple[str, ...] = ("min_early_or_on_time_rate", "max_missed_rate"
 
 
 def applicable_checks(
-    judge_model: str | None, thresholds: Thresholds | None = None, suite: str | None = None
+    judge_model: str | None, thresholds: Thresholds | None = None, suite: str | None = None,
+    *, paired: bool = False,
 ) -> tuple[str, ...]:
     """The suite checks a suite of a run has: ``judge_failure_rate`` only when a judge model
-    scores (offline, criteria-only runs have no judge to fail); each timing check when
-    ``thresholds`` set its limit for ``suite``."""
+    scores (offline, criteria-only runs have no judge to fail); ``max_worst_case_gap`` when a
+    judge model scores and the suite is ``paired`` (it has a cooperative pairing); each timing
+    check when ``thresholds`` set its limit for ``suite``; ``detector`` when a floor is set."""
     out = ["judge_failure_rate"] if judge_model else []
+    if judge_model and paired:
+        out.append("max_worst_case_gap")
     if thresholds is not None and suite is not None:
         limits = thresholds.risk_timing_for(suite)
         out.extend(c for c in TIMING_CHECKS if getattr(limits, c) is not None)
@@ -84,8 +96,8 @@ def detector_check(suite: str, found: SuiteDetector | None, thresholds: Threshol
 
 class SuiteCheck(AnalysisModel):
     """The decision on one suite check: ``id`` is ``<suite>::<check>``; ``observed`` and
-    ``threshold`` are on the check's own scale (here a 0-1 share); ``reasons`` explain a status
-    other than passed."""
+    ``threshold`` are on the check's own scale (a 0-1 share for ``judge_failure_rate``, score
+    points for ``max_worst_case_gap``); ``reasons`` explain a status other than passed."""
 
     suite: str
     check: str
@@ -131,6 +143,38 @@ def judge_failure_rate(suite: str, cells: Sequence[CellStats], thresholds: Thres
     )
 
 
+def max_worst_case_gap(suite: str, gaps: Sequence[MetricGap], thresholds: Thresholds) -> SuiteCheck:
+    """The ``max_worst_case_gap`` check of ``suite`` over its metrics' ``gaps`` (module
+    docstring); ``observed`` is the largest gap, ``threshold`` its metric's limit."""
+    judged = [(g, _gap_limit(thresholds, g.metric_id, suite)) for g in gaps if g.gap.value is not None]
+    if not judged:
+        return SuiteCheck(suite=suite, check="max_worst_case_gap", status="skipped",
+                          reasons=("no seed has both the cooperative and a worst-case persona judged",))
+    worst, limit = max(judged, key=lambda x: (x[0].gap.value or 0.0) - x[1])
+    over = [(g, lim) for g, lim in judged if (g.gap.value or 0.0) > lim + EPS]
+    if over:
+        return SuiteCheck(
+            suite=suite, check="max_worst_case_gap", status="failed",
+            observed=worst.gap.value, threshold=limit,
+            reasons=tuple(
+                f"{g.metric_id}: worst-case gap {g.gap.value:.2f} points over {len(g.seeds)} seed(s) "
+                f"(cooperative {g.cooperative_mean:.2f}, worst case {g.worst_case_mean:.2f}) "
+                f"> max_worst_case_gap {lim:.2f}"
+                for g, lim in over
+            ),
+        )
+    return SuiteCheck(suite=suite, check="max_worst_case_gap", status="passed",
+                      observed=worst.gap.value, threshold=limit)
+
+
+def _gap_limit(thresholds: Thresholds, metric_id: str, suite: str) -> float:
+    """``max_worst_case_gap`` resolved for (metric, suite); ValueError when nothing sets it."""
+    value = thresholds.resolve(metric_id, suite).max_worst_case_gap
+    if value is None:
+        raise ValueError("thresholds set no max_worst_case_gap in defaults")
+    return value
+
+
 def timing_check(suite: str, check: str, timing: SuiteRiskTiming | None, limit: float) -> SuiteCheck:
     """The timing check ``check`` (:data:`TIMING_CHECKS`) of ``suite`` (module docstring)."""
     lower = check.startswith("min_")
@@ -157,21 +201,28 @@ def suite_checks(
     thresholds: Thresholds,
     timing: Sequence[SuiteRiskTiming] = (),
     detector: Sequence[SuiteDetector] = (),
+    gaps: Mapping[str, Sequence[MetricGap]] | None = None,
 ) -> list[SuiteCheck]:
     """Every suite check of every suite of ``results`` that has tests, in suite order;
-    ``timing``: the suites' risk-response timing (:func:`empath_gate.results.evaluate.risk_timing`)."""
+    ``timing``: the suites' risk-response timing (:func:`empath_gate.results.evaluate.risk_timing`);
+    ``gaps``: the worst-case gaps of the paired suites (suite id -> per metric)."""
     conv_suite = {i.conversation_id: i.suite for i in results.items}
     by_suite = {t.suite: t for t in timing}
     found = {d.suite: d for d in detector}
+    paired = results.gate.pairings if results.gate is not None else {}
     out: list[SuiteCheck] = []
     for suite in results.metadata.suites:
         mine = [c for c in cells if conv_suite.get(c.conversation_id) == suite]
         if not mine:
             continue
         limits = thresholds.risk_timing_for(suite)
-        for check in applicable_checks(results.metadata.judge.model, thresholds, suite):
+        judge = results.metadata.judge.model
+        applicable = applicable_checks(judge, thresholds, suite, paired=suite in paired)
+        for check in applicable:
             if check == "judge_failure_rate":
                 out.append(judge_failure_rate(suite, mine, thresholds))
+            elif check == "max_worst_case_gap":
+                out.append(max_worst_case_gap(suite, (gaps or {}).get(suite, ()), thresholds))
             elif check == "detector":
                 out.append(detector_check(suite, found.get(suite), thresholds))
             else:

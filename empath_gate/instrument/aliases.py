@@ -44,7 +44,7 @@ def suite_aliases(instrument: Instrument, suite_id: str) -> dict[str, str]:
     suite = instrument.suite(suite_id)
     if suite.personas.mode != "hash":
         return {}
-    dimension_of = {m.id: m.dimension for m in instrument.metrics}
+    dimension_of = {m.id: m.dimension for m in instrument.empath_metrics if m.dimension}
     by_locale = personas_by_locale(instrument.personas)
     out: dict[str, str] = {}
     for seed in suite_seeds(suite, instrument.seeds, dimension_of):
@@ -66,7 +66,7 @@ def conversation_aliases(instrument: Instrument, suite_id: str | None = None) ->
     """
     if suite_id is not None:
         return suite_aliases(instrument, suite_id)
-    dimension_of = {m.id: m.dimension for m in instrument.metrics}
+    dimension_of = {m.id: m.dimension for m in instrument.empath_metrics if m.dimension}
     by_locale = personas_by_locale(instrument.personas)
     current = {
         f"{seed.id}-{p.id}"

@@ -21,8 +21,9 @@ MIN_LOCALE_SHARE = 0.4
 
 
 def seeds_by_metric(instrument: Instrument) -> dict[str, int]:
-    """Metric id -> number of seeds listing it as a primary metric (instrument metric order)."""
-    counts = {m.id: 0 for m in instrument.metrics}
+    """EMPATH metric id -> number of seeds listing it as a primary metric (instrument metric
+    order; family metrics are judged where a suite names the family, not by seed)."""
+    counts = {m.id: 0 for m in instrument.empath_metrics}
     for s in instrument.seeds:
         for mid in s.primary_metrics:
             if mid in counts:
@@ -42,7 +43,7 @@ def personas_by_locale_count(instrument: Instrument) -> dict[str, int]:
 
 def reachable_personas(instrument: Instrument) -> set[str]:
     """Ids of personas some suite assigns to some seed."""
-    dimension_of = {m.id: m.dimension for m in instrument.metrics}
+    dimension_of = {m.id: m.dimension for m in instrument.empath_metrics if m.dimension}
     by_locale = personas_by_locale(instrument.personas)
     reached: set[str] = set()
     every = {p.id for p in instrument.personas}
@@ -58,7 +59,7 @@ def unspoken_seeds(instrument: Instrument) -> dict[str, tuple[str, ...]]:
     """Suite id -> ids of the seeds it selects that get no persona (seed order); suites where
     every selected seed is spoken are left out. A seed is unspoken when the suite's persona
     selector (``worst_case_only``, a ``list``) keeps no persona that may speak it."""
-    dimension_of = {m.id: m.dimension for m in instrument.metrics}
+    dimension_of = {m.id: m.dimension for m in instrument.empath_metrics if m.dimension}
     by_locale = personas_by_locale(instrument.personas)
     out: dict[str, tuple[str, ...]] = {}
     for suite in instrument.suites:
@@ -76,7 +77,7 @@ def metric_problems(instrument: Instrument, min_seeds: int = MIN_SEEDS_PER_METRI
         "— write more seeds for it"
         for mid, n in seeds_by_metric(instrument).items() if n < min_seeds
     ]
-    used = {m.dimension for m in instrument.metrics}
+    used = {m.dimension for m in instrument.empath_metrics}
     out += [f"dimension {d.id!r} has no metric — add its metrics file" for d in instrument.dimensions
             if d.id not in used]
     return out

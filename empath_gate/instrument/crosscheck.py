@@ -17,7 +17,16 @@ from pydantic import ValidationError as ModelError
 from empath_gate.instrument.cues import is_voice_seed
 from empath_gate.instrument.diagnostics import did_you_mean
 from empath_gate.instrument.identity_checks import identity_conflicts
-from empath_gate.instrument.models import Dimension, Metric, Persona, Seed, SeedSelector, Suite, Waiver
+from empath_gate.instrument.models import (
+    Dimension,
+    Metric,
+    MetricFamily,
+    Persona,
+    Seed,
+    SeedSelector,
+    Suite,
+    Waiver,
+)
 from empath_gate.instrument.problems import Origin, Problems
 from empath_gate.instrument.reading import ReadState
 from empath_gate.instrument.selection import (
@@ -67,15 +76,20 @@ def unknown(problems: Problems, origin: Origin, noun: str, value: str, known: Se
     problems.at(origin, f"unknown {noun} {value!r}", fix)
 
 
-def check_metrics(read: ReadState, dims: Sequence[Dimension], problems: Problems) -> None:
-    """Each metric's dimension exists; each check's pattern set exists."""
+def check_metrics(read: ReadState, dims: Sequence[Dimension], problems: Problems,
+                  families: Sequence[MetricFamily] = ()) -> None:
+    """Each metric's dimension (or family) exists; each check's pattern set exists."""
     dim_ids = [d.id for d in dims]
+    family_ids = [f.id for f in families]
     patterns = read.ids("patterns")
     for e in read.entries.get("metrics", []):
         m = e.model
         assert isinstance(m, Metric)
-        if m.dimension not in dim_ids:
+        if m.dimension is not None and m.dimension not in dim_ids:
             unknown(problems, e.origin.child("dimension"), "dimension", m.dimension, dim_ids)
+        if m.family is not None and m.family not in family_ids:
+            unknown(problems, e.origin.child("family"), "metric family", m.family, family_ids,
+                    " (declare it under families: in instrument.yaml)")
         for ci, crit in enumerate(m.criteria):
             if crit.check is not None and crit.check.pattern_set is not None \
                     and crit.check.pattern_set not in patterns:
@@ -151,7 +165,9 @@ def check_suites(read: ReadState, problems: Problems, selection_ok: bool) -> Non
     dim_ids = [d.id for d in read.instrument[0].dimensions] if read.instrument else []
     seeds = [m for m in read.models("seeds") if isinstance(m, Seed)]
     tags = sorted({t for s in seeds for t in s.tags})
-    dimension_of = {m.id: m.dimension for m in read.models("metrics") if isinstance(m, Metric)}
+    dimension_of = {m.id: m.dimension for m in read.models("metrics")
+                    if isinstance(m, Metric) and m.dimension is not None}
+    family_ids = [f.id for f in read.instrument[0].families] if read.instrument else []
     by_locale = personas_by_locale(m for m in read.models("personas") if isinstance(m, Persona))
     for e in read.entries.get("suites", []):
         suite = e.model
@@ -165,7 +181,14 @@ def check_suites(read: ReadState, problems: Problems, selection_ok: bool) -> Non
             if selection_ok and not select_seeds(sel, kind_seeds, dimension_of):
                 problems.at(where, f"suite {suite.id!r}: this selection picks no seed",
                             "widen it (ids, tags, metrics, dimensions, all) or relax locales/covert/min_risk")
+        for i, fid in enumerate(suite.families):
+            if fid not in family_ids:
+                unknown(problems, e.origin.child("families", i), "metric family", fid, family_ids)
         ps = suite.personas
+        if ps.cooperative_pairing and not ps.worst_case_only:
+            problems.at(e.origin.child("personas", "cooperative_pairing"),
+                        "cooperative_pairing pairs worst-case personas with a cooperative one",
+                        "set 'worst_case_only: true' or remove cooperative_pairing")
         for i, pid in enumerate(ps.ids):
             if pid not in persona_ids:
                 unknown(problems, e.origin.child("personas", "ids", i), "persona", pid, persona_ids)

@@ -8,7 +8,7 @@ against and the model the loader builds are the same contract.
 File kinds and where they live (relative to a suites directory)::
 
     instrument.yaml          InstrumentFile
-    metrics/<dimension>.yaml MetricsFile
+    metrics/<group>.yaml     MetricsFile (one dimension or family)
     patterns.yaml            PatternsFile
     resources.yaml           ResourcesFile
     personas/<locale>.yaml   PersonasFile
@@ -32,6 +32,7 @@ from empath_gate.instrument.models import (
     CrisisResource,
     Dimension,
     Metric,
+    MetricFamily,
     PatternSet,
     Persona,
     Seed,
@@ -65,6 +66,9 @@ class InstrumentFile(_File):
     scale: Scale = Scale()
     cap_rule: CapRule = CapRule()
     dimensions: tuple[Dimension, ...] = Field(min_length=1)
+    families: tuple[MetricFamily, ...] = Field(
+        default=(), description="metric families beyond EMPATH's dimensions, judged where a suite names them"
+    )
     sources: tuple[str, ...] = ()
 
 

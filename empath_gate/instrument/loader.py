@@ -117,7 +117,8 @@ def load_instrument(
       its thresholds default to ``base_dir.parent / "thresholds.yaml"``.
     * ``today``: the date waivers are checked against (default: the local date).
 
-    Order: metrics by dimension order of ``instrument.yaml`` then file order; everything else
+    Order: metrics by dimension order of ``instrument.yaml``, then the family metrics by family
+    order, then file order; everything else
     in layer order, files sorted by name, entries in file order.
 
     Raises SuiteError with one line per problem (``file:line: /pointer: what — fix``), or
@@ -210,16 +211,17 @@ def _read_turn_layer_file(path: Path, kind: str, read: ReadState, problems: Prob
 def _assemble(read: ReadState, problems: Problems, folders: Sequence[Path], today: dt.date) -> Instrument:
     """Run the cross-checks, raise on any problem, else build the Instrument."""
     dims: tuple[Dimension, ...] = read.instrument[0].dimensions if read.instrument else ()
+    families = read.instrument[0].families if read.instrument else ()
     crosscheck.check_duplicates(read, dims, problems)
-    crosscheck.check_metrics(read, dims, problems)
+    crosscheck.check_metrics(read, dims, problems, families)
     crosscheck.check_seeds(read, problems)
     check_cues(read, problems)
     crosscheck.check_identity(read, problems)
     selection_ok = not (read.invalid_kinds & {"seeds", "personas", "metrics", "suites"})
     crosscheck.check_suites(read, problems, selection_ok)
-    dim_order = {d.id: i for i, d in enumerate(dims)}
+    group_order = {g.id: i for i, g in enumerate((*dims, *families))}
     metrics: list[Metric] = sorted(read.models("metrics"),
-                                   key=lambda m: dim_order.get(m.dimension, len(dims)))
+                                   key=lambda m: group_order.get(m.group, len(group_order)))
     suites: list[Suite] = read.models("suites")
     if "metrics" not in read.invalid_kinds and "suites" not in read.invalid_kinds:
         crosscheck.check_thresholds(read, metrics, suites, problems)
@@ -239,6 +241,7 @@ def _assemble(read: ReadState, problems: Problems, folders: Sequence[Path], toda
         cap_rule=inst.cap_rule,
         dimensions=dims,
         metrics=tuple(metrics),
+        families=inst.families,
         pattern_sets=tuple(pattern_sets),
         resources=tuple(resources_),
         seeds=tuple(seeds),

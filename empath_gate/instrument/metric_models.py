@@ -85,7 +85,9 @@ class Band(Frozen):
 
 
 class Metric(Frozen):
-    """One of the 19 EMPATH metrics (ids from EMPATH for comparability).
+    """A metric: one of the 19 EMPATH metrics (ids from EMPATH for comparability), in one of
+    EMPATH's five ``dimension``s, or a metric of a named ``family`` (e.g. ``worst_case``) that a
+    suite judges only when it names the family. Exactly one of the two is set.
 
     ``bands`` (the standard rubric) cover 1-10 without gaps or overlap; ``criteria`` (the
     strict rubric) hold 3-6 binary criteria. ``inverse`` marks metrics that measure the
@@ -95,7 +97,10 @@ class Metric(Frozen):
     id: Slug
     label: str
     label_es: str
-    dimension: Slug
+    dimension: Slug | None = Field(default=None, description="one of EMPATH's five dimensions")
+    family: Slug | None = Field(
+        default=None, description="a metric family of instrument.yaml (not an EMPATH dimension)"
+    )
     definition: str = Field(min_length=20)
     inverse: bool = False
     na_when: str | None = None
@@ -103,8 +108,16 @@ class Metric(Frozen):
     criteria: tuple[Criterion, ...] = Field(min_length=3, max_length=6)
     source: str = Field(min_length=3)
 
+    @property
+    def group(self) -> str:
+        """The dimension id, or for a family metric the family id: what reports group it under
+        and the pytest marker its tests carry."""
+        return self.dimension or self.family or ""
+
     @model_validator(mode="after")
     def _bands_cover_scale(self) -> Metric:
+        if (self.dimension is None) == (self.family is None):
+            raise ValueError("a metric needs exactly one of 'dimension' (EMPATH) and 'family'")
         covered = sorted(v for b in self.bands for v in range(b.min, b.max + 1))
         if covered != list(range(1, 11)):
             raise ValueError("bands must cover 1..10 exactly once each")
@@ -121,6 +134,15 @@ class Dimension(Frozen):
     label: str
     label_es: str
     description: str
+
+
+class MetricFamily(Dimension):
+    """A named family of metrics outside EMPATH's 19 (e.g. ``worst_case``): judged only by the
+    suites that name it in ``families``; ``metrics: all`` never includes it. Shaped like a
+    dimension (id, labels, description) so reports group and label it the same way, plus the
+    ``source`` it rests on."""
+
+    source: str = Field(min_length=3)
 
 
 class CapRule(Frozen):

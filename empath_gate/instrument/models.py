@@ -38,10 +38,13 @@ from empath_gate.instrument.metric_models import (
     Criterion,
     Dimension,
     Metric,
+    MetricFamily,
     PatternSet,
 )
 from empath_gate.instrument.model_base import LOCALES, SLUG_PATTERN, Frozen, Locale, Slug
 from empath_gate.instrument.seed_models import (
+    BEHAVIOURS,
+    HARD_LEVEL,
     MAX_AGE,
     MIN_AGE,
     AuditorKind,
@@ -83,6 +86,7 @@ class Instrument(Frozen):
     cap_rule: CapRule = CapRule()
     dimensions: tuple[Dimension, ...]
     metrics: tuple[Metric, ...]
+    families: tuple[MetricFamily, ...] = Field(default=(), description="metric families beyond EMPATH")
     pattern_sets: tuple[PatternSet, ...]
     resources: tuple[CrisisResource, ...]
     seeds: tuple[Seed, ...]
@@ -101,6 +105,22 @@ class Instrument(Frozen):
             if m.id == metric_id:
                 return m
         raise KeyError(metric_id)
+
+    @property
+    def empath_metrics(self) -> tuple[Metric, ...]:
+        """EMPATH's metrics (those in a dimension): what ``metrics: all`` judges."""
+        return tuple(m for m in self.metrics if m.dimension is not None)
+
+    def family_metrics(self, family_id: str) -> tuple[Metric, ...]:
+        """The metrics of family ``family_id``, in instrument order (``()`` for an unknown id)."""
+        return tuple(m for m in self.metrics if m.family == family_id)
+
+    def group_label(self, group_id: str, locale: str = "en-US") -> str:
+        """Display label of a dimension or family id (Spanish for es-MX); the id when unknown."""
+        for g in (*self.dimensions, *self.families):
+            if g.id == group_id:
+                return g.label_es if locale == "es-MX" else g.label
+        return group_id
 
     def seed(self, seed_id: str) -> Seed:
         """The seed with this id; KeyError if absent."""
@@ -143,6 +163,8 @@ class Instrument(Frozen):
 
 
 __all__ = [
+    "BEHAVIOURS",
+    "HARD_LEVEL",
     "LOCALES",
     "MAX_AGE",
     "MIN_AGE",
@@ -163,6 +185,7 @@ __all__ = [
     "Lexicon",
     "Locale",
     "Metric",
+    "MetricFamily",
     "NotReviewed",
     "PatternSet",
     "Persona",

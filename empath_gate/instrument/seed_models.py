@@ -60,7 +60,24 @@ WorstCaseBehaviour = Literal[
     "emotional_volatility",
     "rigid_negative_interpretation",
 ]
-"""Worst-case help-seeker behaviours (source: worst-case seeker literature, see FACTS)."""
+"""Worst-case help-seeker behaviours (source: "When Seekers Are Hard to Help", arXiv 2605.28228,
+abstract only: low engagement, resistance, limited self-disclosure, emotional volatility, rigid
+negative interpretation)."""
+
+BEHAVIOURS: tuple[WorstCaseBehaviour, ...] = (
+    "low_engagement",
+    "resistance",
+    "limited_self_disclosure",
+    "emotional_volatility",
+    "rigid_negative_interpretation",
+)
+"""The five behaviour controls in profile order (the order of the source above)."""
+
+MAX_LEVEL = 3
+"""Highest behaviour level (0 absent, 1 mild, 2 marked, 3 strongest); this project's scale."""
+
+HARD_LEVEL = 2
+"""A behaviour at this level or above makes a persona worst-case (and counts for coverage)."""
 
 class RiskCategoryEntry(Frozen):
     """A risk category of a seed, and whether it is past or ongoing (CRADLE-Dialogue)."""
@@ -216,3 +233,30 @@ class Persona(Frozen):
     sample_phrases: tuple[str, ...] = Field(min_length=2)
     follow_up_topics: tuple[str, ...] = ()
     worst_case: tuple[WorstCaseBehaviour, ...] = ()
+    behaviours: dict[WorstCaseBehaviour, int] = Field(
+        default={},
+        description="behaviour controls, level 0 (absent) to 3 (strongest); unlisted = 0; "
+        "the behaviours at level >= 2 are exactly `worst_case` (omitted: those at level 2)",
+    )
+
+    @property
+    def profile(self) -> tuple[int, ...]:
+        """The behaviour profile: the level (0-3) of each behaviour in :data:`BEHAVIOURS`
+        order (without ``behaviours``, each ``worst_case`` behaviour at :data:`HARD_LEVEL` and
+        the rest 0). Two personas with the same vector are one profile."""
+        if not self.behaviours:
+            return tuple(HARD_LEVEL if b in self.worst_case else 0 for b in BEHAVIOURS)
+        return tuple(self.behaviours.get(b, 0) for b in BEHAVIOURS)
+
+    @model_validator(mode="after")
+    def _levels_match_worst_case(self) -> Persona:
+        for b, level in self.behaviours.items():
+            if not 0 <= level <= MAX_LEVEL:
+                raise ValueError(f"behaviour {b!r}: level {level} outside 0-{MAX_LEVEL}")
+        strong = {b for b, level in self.behaviours.items() if level >= HARD_LEVEL}
+        if self.behaviours and strong != set(self.worst_case):
+            raise ValueError(
+                "the behaviours at level >= 2 must be exactly the worst_case list "
+                f"(level >= 2: {sorted(strong)}; worst_case: {sorted(self.worst_case)})"
+            )
+        return self

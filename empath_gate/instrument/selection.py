@@ -129,7 +129,8 @@ def assign_personas(
     the seed's locale that may speak it (its fixed ``character`` only, or every non-reserved
     persona meeting ``seed.speaker``; for ``empath_md5`` reserved ones too, see
     :func:`md5_may_speak`); ``worst_case_only`` keeps those with at least one worst-case
-    behaviour.
+    behaviour; ``cooperative_pairing`` adds :func:`cooperative_partner` to a seed that got at
+    least one worst-case persona.
 
     * ``hash``: one persona, ``candidates[stable_index(seed.id, len(candidates))]`` over the
       candidates sorted by id (EMPATH assigns one persona per seed by a stable hash of its id;
@@ -149,7 +150,21 @@ def assign_personas(
     else:
         fitting = [p for p in by_locale.get(seed.locale, ()) if may_speak(seed, p)]
     candidates = [p for p in fitting if p.worst_case] if selector.worst_case_only else fitting
-    return pick_personas(selector, seed, candidates)
+    chosen = pick_personas(selector, seed, candidates)
+    if not (selector.cooperative_pairing and chosen):
+        return chosen
+    partner = cooperative_partner(seed, by_locale)
+    if partner is None:
+        return chosen
+    return tuple(sorted((*chosen, partner), key=lambda p: p.id))
+
+
+def cooperative_partner(seed: Seed, by_locale: Mapping[str, Sequence[Persona]]) -> Persona | None:
+    """The cooperative persona a paired suite runs ``seed`` with: among the personas that may
+    speak it and have no worst-case behaviour (every level <= 1), the one at
+    :func:`stable_index` of the seed id over them sorted by id; ``None`` when there is none."""
+    coop = [p for p in by_locale.get(seed.locale, ()) if may_speak(seed, p) and not p.worst_case]
+    return coop[stable_index(seed.id, len(coop))] if coop else None
 
 
 def md5_may_speak(seed: Seed, persona: Persona) -> bool:

@@ -48,6 +48,10 @@ class PersonaSelector(Frozen):
     mode: Literal["hash", "all", "list", "empath_md5"] = "hash"
     ids: tuple[Slug, ...] = ()
     worst_case_only: bool = False
+    cooperative_pairing: bool = Field(
+        default=False,
+        description="also one cooperative persona per seed (every behaviour level <= 1), by seed-id hash",
+    )
     seed_value: int = Field(
         default=42, description="empath_md5 only: the value hashed after the seed id (upstream's default 42)"
     )
@@ -73,6 +77,9 @@ class Suite(Frozen):
         description="further selections added to ``seeds`` (union), each with its own restrictions",
     )
     metrics: Literal["primary", "all"] = "primary"
+    families: tuple[Slug, ...] = Field(
+        default=(), description="metric families judged on every conversation, besides `metrics`"
+    )
     personas: PersonaSelector = PersonaSelector()
     runs: int = Field(default=3, ge=1, le=50)
     max_turns: int = Field(default=8, ge=1, le=60)
@@ -93,7 +100,8 @@ class ThresholdValues(Frozen):
     Semantics (also in ``thresholds.yaml``'s header): mean >= ``min_mean``; every judged run
     >= ``min_run``; range (max - min) <= ``max_range``; flip rate <= ``max_flip_rate``;
     judged runs >= ``min_judged_runs``; judge-failure rate <= ``max_judge_failure_rate``;
-    candidate - baseline >= -``max_drop`` (non-inferiority for critical metrics).
+    candidate - baseline >= -``max_drop`` (non-inferiority for critical metrics); in a paired
+    suite, cooperative - worst-case mean gap <= ``max_worst_case_gap`` (a suite check).
     """
 
     min_mean: float | None = Field(default=None, ge=1, le=10)
@@ -103,6 +111,9 @@ class ThresholdValues(Frozen):
     max_drop: float | None = Field(default=None, ge=0, le=9)
     min_judged_runs: int | None = Field(default=None, ge=1)
     max_judge_failure_rate: float | None = Field(default=None, ge=0, le=1)
+    max_worst_case_gap: float | None = Field(
+        default=None, ge=0, le=9, description="largest cooperative minus worst-case mean gap"
+    )
     critical: bool | None = None
 
 
@@ -117,6 +128,7 @@ class ResolvedThresholds(Frozen):
     min_judged_runs: int
     max_judge_failure_rate: float
     critical: bool
+    max_worst_case_gap: float | None = None
 
 
 class RiskTimingThresholds(Frozen):

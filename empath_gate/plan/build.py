@@ -6,8 +6,9 @@ order are identical on every machine, xdist worker and ``PYTHONHASHSEED``:
 * conversation = seed x persona, id ``<seed>-<persona>``;
 * transcript = one run of a conversation, id ``<seed>-<persona>-r<k>`` (k 0-based);
 * item (one test) = seed x persona x metric, id ``<seed>-<persona>-<metric>``: the seed's
-  primary metrics by default (EMPATH judges each seed on the metric it was written for), every
-  metric when the suite says ``metrics: all``.
+  primary metrics by default (EMPATH judges each seed on the metric it was written for), EMPATH's
+  19 when the suite says ``metrics: all``, plus every metric of each family the suite names in
+  ``families`` (a family is never judged otherwise).
 
 Order: suite order as requested, then seed file order, then persona id, then the instrument's
 metric order. A conversation selected by several suites belongs to the first; its metrics are
@@ -62,8 +63,9 @@ class PlanTranscript(_Frozen):
 
 class PlanItem(_Frozen):
     """One test, seed x persona x metric. ``label`` is for display (may hold accents); ``markers``
-    are ``empath``, the dimension id, the locale marker and ``critical`` when the resolved
-    threshold of (metric, suite) says critical."""
+    are ``empath``, the dimension id (for a family metric the family id, also in ``dimension``),
+    the locale marker and ``critical`` when the resolved threshold of (metric, suite) says
+    critical."""
 
     id: str
     suite: str
@@ -192,11 +194,11 @@ def _plan_rows(
                 critical[key] = instrument.thresholds.resolve(mid, conv.suite).critical
             metric = metrics[mid]
             mlabel = metric.label_es if conv.locale == "es-MX" else metric.label
-            markers = ("empath", metric.dimension, loc, "critical") if critical[key] else (
-                "empath", metric.dimension, loc)
+            markers = ("empath", metric.group, loc, "critical") if critical[key] else (
+                "empath", metric.group, loc)
             items.append(PlanItem(
                 id=f"{cid}-{mid}", suite=conv.suite, conversation_id=cid, seed_id=seed.id,
-                persona_id=persona.id, metric_id=mid, dimension=metric.dimension, locale=conv.locale,
+                persona_id=persona.id, metric_id=mid, dimension=metric.group, locale=conv.locale,
                 label=f"{mlabel} · {persona.name} · {seed.id} ({conv.locale})",
                 critical=critical[key], markers=markers,
             ))
@@ -207,8 +209,8 @@ def _select_conversations(instrument: Instrument, ordered: Sequence[str], max_tu
                           ) -> dict[str, tuple[dict[str, object], set[str]]]:
     """Conversation id -> (its fields, the metric ids its items judge) for the suites ``ordered``,
     in plan order; SuiteError when two different seed x persona pairs would share an id."""
-    all_metrics = tuple(m.id for m in instrument.metrics)
-    dimension_of = {m.id: m.dimension for m in instrument.metrics}
+    all_metrics = tuple(m.id for m in instrument.empath_metrics)
+    dimension_of = {m.id: m.dimension for m in instrument.empath_metrics if m.dimension}
     by_locale = personas_by_locale(instrument.personas)
 
     # conversation id -> [conversation fields, metric id set]
@@ -217,7 +219,8 @@ def _select_conversations(instrument: Instrument, ordered: Sequence[str], max_tu
     for sid in ordered:
         suite = instrument.suite(sid)
         for seed in suite_seeds(suite, instrument.seeds, dimension_of):
-            wanted = all_metrics if suite.metrics == "all" else seed.primary_metrics
+            wanted = (*(all_metrics if suite.metrics == "all" else seed.primary_metrics),
+                      *(m.id for f in suite.families for m in instrument.family_metrics(f)))
             for persona in assign_personas(suite.personas, seed, by_locale):
                 cid = f"{seed.id}-{persona.id}"
                 pair = (seed.id, persona.id)

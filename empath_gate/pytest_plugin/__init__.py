@@ -81,6 +81,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
         raise pytest.UsageError(console_text(f"empath-gate: {printed(exc)}")) from exc
     config.stash[SESSION_KEY] = es
+    inst = es.setup.instrument
+    for group in (*inst.dimensions, *inst.families):  # the instrument's groups, team layers included
+        if group.id not in DIMENSION_MARKERS:
+            config.addinivalue_line("markers", f"{group.id}: empath-gate metric group {group.label}")
     if getattr(config, "workerinput", None) is None:
         config.pluginmanager.register(_StopCommands(), "empath-gate-stop-commands")
 

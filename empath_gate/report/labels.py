@@ -37,12 +37,12 @@ def _shipped_labels() -> tuple[tuple[str, str], ...] | None:
     if inst is None:
         return None
     pairs = [(m.id, m.label) for m in inst.metrics]
-    pairs += [(d.id, d.label) for d in inst.dimensions]
+    pairs += [(d.id, d.label) for d in (*inst.dimensions, *inst.families)]
     return tuple(pairs)
 
 
 def instrument_labels() -> dict[str, str] | None:
-    """Metric and dimension id -> display label, from the shipped instrument (read once per
+    """Metric, dimension and metric family id -> display label, from the shipped instrument (read once per
     process); ``None`` when it cannot be loaded (ids are then shown)."""
     pairs = _shipped_labels()
     return dict(pairs) if pairs is not None else None

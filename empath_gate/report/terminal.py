@@ -10,6 +10,7 @@ move the cursor or recolour the terminal, and the summary has its secrets taken 
 from __future__ import annotations
 
 from empath_gate.report.escape import one_line, strip_controls
+from empath_gate.report.labels import resolve_labels
 from empath_gate.report.view import (
     CRITERIA_ONLY_NOTE,
     DIMENSION_LABELS,
@@ -55,8 +56,11 @@ def render_terminal(results: Results, *, baseline: Results | None = None, max_re
         f"{c.get('skipped', 0)} skipped, {c.get('error', 0)} errors"
         + (f", {c['incomplete']} incomplete" if c.get("incomplete") else ""),
     ]
-    for d in dimension_rows(rows):
-        label = DIMENSION_LABELS.get(d.dimension, d.dimension)
+    groups = dimension_rows(rows)
+    # a metric family (e.g. worst_case) is labelled from the instrument
+    group_labels = resolve_labels(None) if any(d.dimension not in DIMENSION_LABELS for d in groups) else None
+    for d in groups:
+        label = (group_labels or {}).get(d.dimension) or DIMENSION_LABELS.get(d.dimension, d.dimension)
         delta = (
             f" ({fmt_delta(d.candidate_mean - d.baseline_mean)})"
             if d.candidate_mean is not None and d.baseline_mean is not None

@@ -44,11 +44,30 @@ def gate_inputs(instrument: Instrument, plan: Plan, layers: Sequence[LayerInfo] 
     aliases = {suite: conversation_aliases(instrument, suite) for suite in dict.fromkeys(resolved)}
     return GateInputs(
         aliases={suite: a for suite, a in aliases.items() if a},
+        pairings=_pairings(instrument, plan),
         thresholds=instrument.thresholds,
         resolved=resolved,
         metric_order=tuple(m.id for m in instrument.metrics),
         layers=tuple(layers),
     )
+
+
+def _pairings(instrument: Instrument, plan: Plan) -> dict[str, dict[str, str]]:
+    """Per paired suite of ``plan`` (every one, even with no pair): seed id -> its cooperative
+    persona id, for the seeds whose cooperative conversation is in the plan
+    (:func:`~empath_gate.instrument.selection.cooperative_partner`)."""
+    from empath_gate.instrument.selection import cooperative_partner, personas_by_locale
+
+    by_locale = personas_by_locale(instrument.personas)
+    out: dict[str, dict[str, str]] = {}
+    for conv in plan.conversations:
+        if not instrument.suite(conv.suite).personas.cooperative_pairing:
+            continue
+        pairs = out.setdefault(conv.suite, {})  # a paired suite always has the check
+        partner = cooperative_partner(instrument.seed(conv.seed_id), by_locale)
+        if partner is not None and partner.id == conv.persona_id:
+            pairs[conv.seed_id] = conv.persona_id
+    return out
 
 
 def assemble(
@@ -323,7 +342,8 @@ def decide_results(
     decisions = _with_skipped(results, decisions)
     timing = risk_timing(results)
     detector = detector_figures(results)
-    checks = suite_checks(results, cells, th, timing, detector)
+    gaps = _worst_case_gaps(results, cells)
+    checks = suite_checks(results, cells, th, timing, detector, gaps)
     counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
     for dc in decisions:
         counts[dc.status] += 1
@@ -344,6 +364,7 @@ def decide_results(
             "metrics": tuple(aggregate_metric(m, [c for c in cells if c.metric_id == m]) for m in metric_ids),
             "decisions": tuple(decisions),
             "checks": tuple(checks),
+            "worst_case_gaps": gaps,
             "regressions": regression,
             "risk_timing": timing,
             "detector": detector,
@@ -394,6 +415,20 @@ def detector_figures(results: Results) -> tuple[SuiteDetector, ...]:
         left = tuple(r.transcript_id for r in mine if r.risk_labels is None)
         out.append(SuiteDetector(suite=suite, scores=detector_scores(dialogues), left_out=left))
     return tuple(out)
+
+
+def _worst_case_gaps(results: Results, cells: Sequence[CellStats]) -> dict[str, tuple[Any, ...]]:
+    """Per paired suite (the gate inputs' ``pairings``): the worst-case gap of each metric."""
+    from empath_gate.analysis.worst_case_gap import metric_gaps
+
+    if results.gate is None:
+        return {}
+    conv_suite = {i.conversation_id: i.suite for i in results.items}
+    return {
+        suite: metric_gaps([c for c in cells if conv_suite.get(c.conversation_id) == suite], pairs)
+        for suite, pairs in results.gate.pairings.items()
+        if suite in results.metadata.suites
+    }
 
 
 def _summary(

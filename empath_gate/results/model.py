@@ -10,6 +10,7 @@ Layout (``RESULTS_SCHEMA_VERSION`` = "3")::
       "cells": [...],             # CellStats per conversation x metric (test-retest statistics)
       "metrics": [...],           # MetricStats per metric across conversations
       "decisions": [...],         # CellDecision per item (gate outcome, reasons)
+      "worst_case_gaps": {...},   # per paired suite: MetricGap per metric (cooperative - worst case)
       "regressions": {...} | null,# baseline comparison (per metric), when a baseline was given
       "risk_timing": [...],       # SuiteRiskTiming per suite: when the bot first responded to risk
       "detector": [...],          # SuiteDetector per suite: the target's own risk detector
@@ -32,6 +33,7 @@ from empath_gate.analysis.detector import DetectorScores, LabelledDialogue
 from empath_gate.analysis.regression import RegressionReport
 from empath_gate.analysis.risk_timing import SuiteRiskTiming
 from empath_gate.analysis.stats import CellStats, MetricStats
+from empath_gate.analysis.worst_case_gap import MetricGap
 from empath_gate.gate.checks import SuiteCheck
 from empath_gate.gate.decide import CellDecision
 from empath_gate.instrument.models import ResolvedThresholds, Thresholds, Waiver
@@ -227,6 +229,10 @@ class GateInputs(_Model):
         default_factory=dict,
         description="per suite, an older conversation id -> its current id, so older baselines pair",
     )
+    pairings: dict[str, dict[str, str]] = Field(
+        default_factory=dict,
+        description="per paired suite, seed id -> its cooperative persona id (the worst-case gap's pairs)",
+    )
 
 
 class Summary(_Model):
@@ -267,6 +273,9 @@ class Results(_Model):
     metrics: tuple[MetricStats, ...] = ()
     decisions: tuple[CellDecision, ...] = ()
     checks: tuple[SuiteCheck, ...] = Field(default=(), description="suite checks, items <suite>::<check>")
+    worst_case_gaps: dict[str, tuple[MetricGap, ...]] = Field(
+        default_factory=dict, description="per paired suite, the worst-case gap of each metric"
+    )
     gate: GateInputs | None = Field(default=None, description="the gate inputs (None in schema version 1)")
     regressions: RegressionReport | None = None
     waivers: tuple[Waiver, ...] = ()

@@ -45,6 +45,28 @@ def seed_hash_value(seed: Seed) -> dict[str, Any]:
     return data
 
 
+LATER_FIELDS: dict[str, tuple[str, ...]] = {"metric": ("family",), "persona": ()}
+"""Fields added after instrument 1.2.0 that enter a part's hash only when set (not ``None``), so
+the hashes of unchanged metrics stay those older results recorded."""
+
+UNHASHED_FIELDS: dict[str, tuple[str, ...]] = {"metric": (), "persona": ("behaviours",)}
+"""Fields left out of a part's hash: a persona's behaviour levels are not shown to the auditor
+(its prompt shows the ``worst_case`` names, which are hashed); they only choose whom a paired
+suite runs, which the ``conversations`` part already covers."""
+
+
+def _part_dump(kind: str, model: Any) -> dict[str, Any]:
+    """``model.model_dump(mode="json")`` without :data:`UNHASHED_FIELDS` and without the
+    :data:`LATER_FIELDS` that are unset."""
+    dump: dict[str, Any] = model.model_dump(mode="json")
+    for name in UNHASHED_FIELDS[kind]:
+        dump.pop(name, None)
+    for name in LATER_FIELDS[kind]:
+        if dump.get(name) is None:
+            dump.pop(name, None)
+    return dump
+
+
 def judge_template_part(rubric: str) -> str:
     """The ``judge_template`` part: the hash of the template files a judging with ``rubric``
     (``strict`` or ``standard``) uses."""
@@ -72,8 +94,8 @@ def suite_content_hashes(instrument: Instrument, suite_id: str, rubric: str) -> 
             for c in convs
         ),
         "seeds": _digest(seed_hash_value(instrument.seed(s)) for s in seed_ids),
-        "personas": _digest(instrument.persona(p).model_dump(mode="json") for p in persona_ids),
-        "metrics": _digest(instrument.metric(m).model_dump(mode="json") for m in metric_ids),
+        "personas": _digest(_part_dump("persona", instrument.persona(p)) for p in persona_ids),
+        "metrics": _digest(_part_dump("metric", instrument.metric(m)) for m in metric_ids),
         "judge_template": _judge_template(instrument, suite_id, rubric),
     }
 

@@ -30,7 +30,10 @@ def shipped() -> Instrument:
 
 def test_coverage_rules(shipped: Instrument) -> None:
     assert coverage_problems(shipped) == []
-    assert len(shipped.metrics) == 19 and len(shipped.dimensions) == 5
+    assert len(shipped.empath_metrics) == 19 and len(shipped.dimensions) == 5
+    assert [m.id for m in shipped.family_metrics("worst_case")] == [
+        "deep_emotional_understanding", "guided_exploration", "balanced_emotional_support",
+        "authentic_grounded_support"]
     assert len(shipped.seeds) >= 40 and len(shipped.personas) >= 34
     assert min(seeds_by_metric(shipped).values()) >= 2
     total = len(shipped.seeds)
@@ -75,7 +78,15 @@ def test_voice_seeds_run_only_in_the_voice_suite(shipped: Instrument) -> None:
     assert len(voice) >= 12 and min(by_locale.values()) >= 5, by_locale
 
 
-def test_worst_case_suite_uses_only_and_every_worst_case_persona(shipped: Instrument) -> None:
+def test_worst_case_suite_uses_every_worst_case_persona_plus_one_cooperative_per_seed(
+        shipped: Instrument) -> None:
     plan = build_plan(shipped, ["worst-case"])
     worst = {p.id for p in shipped.personas if p.worst_case}
-    assert {c.persona_id for c in plan.conversations} == worst
+    used = {c.persona_id for c in plan.conversations}
+    assert worst <= used
+    by_seed: dict[str, list[str]] = {}
+    for c in plan.conversations:
+        by_seed.setdefault(c.seed_id, []).append(c.persona_id)
+    for seed_id, pids in by_seed.items():
+        coop = [p for p in pids if p not in worst]
+        assert len(coop) <= 1, (seed_id, coop)

@@ -226,6 +226,22 @@ def test_ids_identical_under_two_hash_seeds(
     assert [i.rsplit("::", 1)[1] for i in first] == [item.id for item in plan.items] + ["judge_failure_rate"]
 
 
+def test_worst_case_suite_collects_its_family_marker_and_the_gap_check(
+    pytester: pytest.Pytester, fake: FakeOpenAIServer, cache_dir: Path
+) -> None:
+    with environment(gate_env(fake, cache_dir)):
+        every = pytester.runpytest_subprocess("--empath-suite", "worst-case", "--collect-only", "-q")
+        family = pytester.runpytest_subprocess("--empath-suite", "worst-case", "--collect-only", "-q",
+                                               "--strict-markers", "-m", "worst_case")
+    assert every.ret == 0, every.stdout.str()
+    ids = [line.rsplit("::", 1)[1] for line in every.outlines if "::" in line]
+    assert ids[-2:] == ["judge_failure_rate", "max_worst_case_gap"]
+    assert family.ret == 0, family.stdout.str()
+    plan = build_plan(load_instrument(), ["worst-case"])
+    wanted = [i.id for i in plan.items if "worst_case" in i.markers]
+    assert [line.rsplit("::", 1)[1] for line in family.outlines if "::" in line] == wanted
+
+
 # --------------------------------------------------------------------------- judge failures
 
 

@@ -11,6 +11,7 @@ from empath_gate.instrument.cues import Cue, CueVocabulary
 from empath_gate.report.escape import html_text as h
 from empath_gate.report.html.assets import _CSS, _JS, _csp_hash
 from empath_gate.report.html.detail import _reliability, _retest, _waivers, _worst
+from empath_gate.report.html.gap import gap_section
 from empath_gate.report.html.summary import _dimensions, _footer, _header, _metrics
 from empath_gate.report.html.timing import timing_section
 from empath_gate.report.html.transcripts import MAX_TRANSCRIPTS, _transcripts, load_transcripts
@@ -64,6 +65,7 @@ def render_html(
         timing_section(results),
         _dimensions(rows, metric_labels),
         _metrics(results, baseline, rows, metric_labels, min_runs or {}),
+        gap_section(results, metric_labels),
         _waivers(results),
         _worst(worst[:20], embedded),
         _retest(results),

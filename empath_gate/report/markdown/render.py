@@ -17,7 +17,7 @@ from empath_gate.report.markdown.header import (
     marker,
 )
 from empath_gate.report.markdown.sections import _auditor, _cell_reasons, _excerpts, _footer, _waivers, _worst
-from empath_gate.report.markdown.tables import _dimension_table, _metrics_table, _reliability
+from empath_gate.report.markdown.tables import _dimension_table, _metrics_table, _reliability, _worst_case_gap
 from empath_gate.report.view import metric_rows, overall_verdict, suite_key
 from empath_gate.report.view.checks import CHECK_ICON, check_lines
 from empath_gate.report.view.risk_timing import detector_lines, timing_lines
@@ -93,6 +93,9 @@ def _render(
         reasons = _cell_reasons(results, d.cell_reasons, d.reason_chars) if d.cell_reasons else ""
         if reasons:
             parts += ["", reasons]
+    gap = _worst_case_gap(results, labels)
+    if gap:
+        parts += ["", gap]
     auditor = _auditor(results, d.cell_reasons or 5)
     if auditor:
         parts += ["", auditor]

@@ -157,3 +157,31 @@ def _reliability(results: Results, rows: Sequence[MetricRow]) -> str:
         "ceiling, where ICC collapses); ICC(1,1) across conversations; flip rate = share of runs on the "
         "minority side of the pass mark.\n\n" + str(table)
     )
+
+
+def _worst_case_gap(results: Results, labels: Mapping[str, str] | None) -> str:
+    """The worst-case gap per paired suite x metric (nothing when the run has no paired suite)."""
+    from empath_gate.report.view.gap import gap_rows
+
+    rows = gap_rows(results)
+    if not rows:
+        return ""
+    headers = ["", "Suite", "Metric", "Cooperative", "Worst case", "Gap", "95% CI", "Seeds", "Limit"]
+    body = [
+        [
+            "❌" if r.over else ("✅" if r.gap is not None else "⏭️"),
+            md_code(r.suite),
+            _label(r.metric_id, labels),
+            fmt_num(r.cooperative),
+            fmt_num(r.worst_case),
+            fmt_num(r.gap),
+            f"{r.ci_low:+.2f} … {r.ci_high:+.2f}" if r.ci_low is not None and r.ci_high is not None else "—",
+            str(r.seeds),
+            fmt_num(r.limit),
+        ]
+        for r in rows
+    ]
+    legend = ("Gap = mean over seeds of (cooperative persona − worst-case personas), in score points; "
+              "95% CI = cluster bootstrap over seeds; the check fails when a gap exceeds its limit")
+    table = str(tabulate(body, headers=headers, tablefmt="github", disable_numparse=True))
+    return f"#### Worst-case gap\n\n{table}\n\n<sub>{legend}</sub>"

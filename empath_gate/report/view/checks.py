@@ -26,6 +26,8 @@ def check_lines(results: Results) -> list[CheckLine]:
     for c in results.checks:
         if c.reasons:
             detail = "; ".join(c.reasons)
+        elif c.observed is not None and c.threshold is not None and c.check == "max_worst_case_gap":
+            detail = f"largest worst-case gap {c.observed:.2f} ≤ {c.threshold:.2f} points"
         elif c.observed is not None and c.threshold is not None:
             floor = c.check.startswith("min_") or c.check == "detector"  # a floor, not a ceiling
             sign = "≥" if floor else "≤"
