@@ -184,7 +184,8 @@ def _user_text(req: FakeRequest) -> str:
 
 
 def _asks_risk_turns(req: FakeRequest) -> bool:
-    return '"risk_response_turns"' in _user_text(req)
+    """Whether the judge prompt's answer format (in whichever message holds it) asks for them."""
+    return any('"risk_response_turns"' in str(m.get("content") or "") for m in req.messages)
 
 
 def _assistant_turns(req: FakeRequest) -> list[tuple[int, str]]:
