@@ -116,6 +116,7 @@ def record_for(
         auditor_turns=auditor.turns,
         auditor_fallback_reasons=auditor.fallback_reasons,
         verdicts=tuple(verdicts),
+        annotation=transcript.annotation,
     )
 
 
@@ -138,7 +139,9 @@ def execute(
     holds the budget ``max_cost_usd`` for both: a transcript whose judging the budget stopped is
     a ``budget`` record without verdicts. Each transcript
     is written as soon as it is finished, so an interrupted run keeps what it generated (and
-    the cache makes the re-run free). ``relative_to``: record transcript paths relative to it.
+    the cache makes the re-run free); after judging, each complete transcript is labelled by the
+    dynamics annotator (:mod:`empath_gate.turns.run_annotation`) and written again with its
+    labels. ``relative_to``: record transcript paths relative to it.
     """
     from empath_gate.conversation.engine import generate, transcript_path
     from empath_gate.judging.batch import JudgeJob, judge_batch, judge_cache
@@ -150,7 +153,9 @@ def execute(
                 specs, settings=settings, progress=progress, transcripts_dir=transcripts_dir
             )
             stopped: set[str] = set()
+            risks: dict[str, tuple[int, ...]] = {}
             verdict_lists = await _judge_all(transcripts, stopped)
+            transcripts = await _annotate_all(transcripts, risks)
         records = []
         for t, vs in zip(transcripts, verdict_lists, strict=True):
             path = transcript_path(transcripts_dir, t)
@@ -160,6 +165,8 @@ def execute(
                 except ValueError:
                     path = path.resolve()
             record = record_for(t, vs, path, ledger.scope_tally(t.transcript_id))
+            if t.transcript_id in risks:
+                record = record.model_copy(update={"risk_turns": risks[t.transcript_id]})
             if t.transcript_id in stopped:
                 record = record.model_copy(update={
                     "status": "budget",
@@ -167,6 +174,26 @@ def execute(
                 })
             records.append(record)
         return records
+
+    async def _annotate_all(
+        transcripts: list[Transcript], risks: dict[str, tuple[int, ...]]
+    ) -> list[Transcript]:
+        from empath_gate.conversation.engine import write_transcript
+        from empath_gate.turns.run_annotation import annotate_transcripts, dialogue_of
+
+        annotations = await annotate_transcripts(transcripts, instrument=instrument, settings=settings,
+                                                 cache=judge_cache(settings))
+        from empath_gate.dynamics import explicit_risk_matcher, risk_turns
+
+        matcher = explicit_risk_matcher(instrument) if any(a is not None for a in annotations) else None
+        out = []
+        for t, a in zip(transcripts, annotations, strict=True):
+            if a is not None and matcher is not None:
+                t = t.model_copy(update={"annotation": a})
+                write_transcript(t, transcripts_dir)
+                risks[t.transcript_id] = tuple(risk_turns(dialogue_of(t), matcher))
+            out.append(t)
+        return out
 
     async def _judge_all(transcripts: list[Transcript], stopped: set[str]) -> list[list[MetricVerdict]]:
         scripted = not settings.auditor.model or settings.offline

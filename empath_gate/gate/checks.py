@@ -8,6 +8,16 @@ summary. The checks:
   must stay at or under the suite's ``max_judge_failure_rate`` (``thresholds.yaml`` defaults,
   overridden by the suite's); above it the check errors (an infrastructure problem, never
   waived). No verdict at all: the check is skipped. Only runs with a judge model have it.
+* ``max_worsened_share`` / ``min_recovering_share`` (LLM-auditor runs only: with fixed scripts
+  the user side does not depend on the bot): the share of labelled transcripts whose user
+  trajectory is ``deteriorating`` (resp. ``recovering``; :mod:`empath_gate.results.dynamics`)
+  must stay at or under (resp. over) the suite's limit (``thresholds.yaml`` ``dynamics:``, or a
+  suite's). Any annotator failure in the suite makes these checks ``incomplete`` (the 19
+  metrics are not touched); no limit set: skipped. Against a baseline, the change of each
+  conversation's share (paired by conversation) is tested one-sided with an exact sign-flip
+  permutation test (:mod:`empath_gate.gate.dynamics_checks`); the two dynamics tests of a suite
+  are Benjamini-Hochberg adjusted together at the thresholds' ``alpha``; fewer than
+  :data:`~empath_gate.gate.dynamics_checks.MIN_PAIRED` paired conversations: "cannot detect".
 """
 
 from __future__ import annotations
@@ -21,17 +31,25 @@ from empath_gate.gate.limits import EPS, suite_judge_failure_limit
 if TYPE_CHECKING:
     from empath_gate.analysis.stats import CellStats
     from empath_gate.instrument.models import Thresholds
+    from empath_gate.results.dynamics import SuiteDynamics
     from empath_gate.results.model import Results
 
-CheckStatus = Literal["passed", "failed", "skipped", "error", "xfail"]
-SUITE_CHECKS: tuple[str, ...] = ("judge_failure_rate",)
+CheckStatus = Literal["passed", "failed", "skipped", "error", "xfail", "incomplete"]
+DYNAMICS_CHECKS: tuple[str, ...] = ("max_worsened_share", "min_recovering_share")
+"""The suite checks on the emotion dynamics (LLM-auditor runs with an annotator)."""
+SUITE_CHECKS: tuple[str, ...] = ("judge_failure_rate", *DYNAMICS_CHECKS)
 """Every suite check, in report order."""
 
 
-def applicable_checks(judge_model: str | None) -> tuple[str, ...]:
+def applicable_checks(judge_model: str | None, llm_auditor: bool = False,
+                      annotator: str = "off") -> tuple[str, ...]:
     """The suite checks a run has: ``judge_failure_rate`` only when a judge model scores (offline,
-    criteria-only runs have no judge to fail)."""
-    return SUITE_CHECKS if judge_model else ()
+    criteria-only runs have no judge to fail); the dynamics checks only with an LLM auditor and
+    a dynamics annotator (``annotator`` other than ``off``)."""
+    out: tuple[str, ...] = ("judge_failure_rate",) if judge_model else ()
+    if llm_auditor and annotator != "off":
+        out += DYNAMICS_CHECKS
+    return out
 
 
 class SuiteCheck(AnalysisModel):
@@ -83,14 +101,27 @@ def judge_failure_rate(suite: str, cells: Sequence[CellStats], thresholds: Thres
     )
 
 
-def suite_checks(results: Results, cells: Sequence[CellStats], thresholds: Thresholds) -> list[SuiteCheck]:
-    """Every suite check of every suite of ``results`` that has tests, in suite order."""
-    if not applicable_checks(results.metadata.judge.model):
-        return []
+def suite_checks(
+    results: Results,
+    cells: Sequence[CellStats],
+    thresholds: Thresholds,
+    *,
+    dynamics: Sequence[SuiteDynamics] = (),
+    baseline: Results | None = None,
+) -> list[SuiteCheck]:
+    """Every suite check of every suite of ``results`` that has tests, in suite order.
+    ``dynamics``: the suites' dynamics (:func:`empath_gate.results.dynamics.results_dynamics`);
+    the dynamics checks exist for a suite of an LLM-auditor run that has them."""
+    from empath_gate.gate.dynamics_checks import dynamics_checks
+
     conv_suite = {i.conversation_id: i.suite for i in results.items}
+    by_suite = {d.suite: d for d in dynamics}
     out: list[SuiteCheck] = []
     for suite in results.metadata.suites:
         mine = [c for c in cells if conv_suite.get(c.conversation_id) == suite]
-        if mine:
+        if mine and results.metadata.judge.model:
             out.append(judge_failure_rate(suite, mine, thresholds))
+        d = by_suite.get(suite)
+        if mine and d is not None and d.user_side == "per run":
+            out.extend(dynamics_checks(d, results, thresholds, baseline))
     return out

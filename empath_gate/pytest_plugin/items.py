@@ -132,7 +132,9 @@ def make_items(
         children[parent.nodeid].append(item)
     for suite in dict.fromkeys(i.suite for i in es.setup.plan.items):
         parent = scope(f"empath/{suite}")
-        for check in applicable_checks(es.setup.settings.judge.model):
+        st = es.setup.settings
+        llm_auditor = bool(st.auditor.model) and not st.offline
+        for check in applicable_checks(st.judge.model, llm_auditor, st.dynamics_annotator):
             chk = EmpathCheckItem.from_parent(parent, name=check, check_id=f"{suite}::{check}")
             chk.add_marker("empath")
             items.append(chk)

@@ -320,7 +320,10 @@ def decide_results(
         regression = combine_reports(named)
     decisions, infra, usage = _decide_suites(results, cells, th, per_suite, regression, ws, chosen)
     decisions = _with_skipped(results, decisions)
-    checks = suite_checks(results, cells, th)
+    from empath_gate.results.dynamics import results_dynamics
+
+    dynamics = results_dynamics(results)
+    checks = suite_checks(results, cells, th, dynamics=dynamics, baseline=baseline)
     counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
     for dc in decisions:
         counts[dc.status] += 1
@@ -331,7 +334,7 @@ def decide_results(
     present = {c.metric_id for c in cells}
     metric_ids = [m for m in order if m in present] + sorted(present - set(order))
     summary = _summary(results, cells, counts, metric_ids, infra, usage)
-    checks_bad = bool(check_counts["failed"] or check_counts["error"])
+    checks_bad = bool(check_counts["failed"] or check_counts["error"] or check_counts.get("incomplete"))
     summary = summary.model_copy(
         update={"check_counts": check_counts, "passed": summary.passed and not checks_bad}
     )
@@ -341,6 +344,7 @@ def decide_results(
             "metrics": tuple(aggregate_metric(m, [c for c in cells if c.metric_id == m]) for m in metric_ids),
             "decisions": tuple(decisions),
             "checks": tuple(checks),
+            "dynamics": dynamics,
             "regressions": regression,
             "waivers": ws,
             "summary": summary,

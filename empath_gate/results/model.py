@@ -32,10 +32,13 @@ from empath_gate.gate.checks import SuiteCheck
 from empath_gate.gate.decide import CellDecision
 from empath_gate.instrument.models import ResolvedThresholds, Thresholds, Waiver
 from empath_gate.judging.verdict import MetricVerdict
+from empath_gate.results.dynamics import SuiteDynamics
+from empath_gate.turns.model import AnnotatorFailure, TurnLabels
 
-RESULTS_SCHEMA_VERSION = "2"
-READABLE_SCHEMA_VERSIONS: tuple[str, ...] = ("1", "2")
-"""Versions every reader accepts: 1 lacks the gate inputs and suite checks (shown as not recorded)."""
+RESULTS_SCHEMA_VERSION = "3"
+READABLE_SCHEMA_VERSIONS: tuple[str, ...] = ("1", "2", "3")
+"""Versions every reader accepts: 1 lacks the gate inputs and suite checks (shown as not recorded);
+2 lacks the per-turn annotations and the dynamics (shown as not recorded, no dynamics check)."""
 
 
 class _Model(BaseModel):
@@ -184,6 +187,15 @@ class RunRecord(_Model):
     auditor_turns: int = 0
     auditor_fallback_reasons: dict[str, int] = Field(default_factory=dict)
     verdicts: tuple[MetricVerdict, ...] = ()
+    annotation: TurnLabels | AnnotatorFailure | None = Field(
+        default=None, discriminator="status",
+        description="the transcript's per-turn emotion labels or the dynamics annotator's failure "
+        "(None: annotator off, transcript incomplete, or a file of schema version 2)",
+    )
+    risk_turns: tuple[int, ...] = Field(
+        default=(), description="0-based user messages that state risk explicitly (the instrument's "
+        "explicit_risk patterns), found with the annotation",
+    )
 
 
 class LayerInfo(_Model):
@@ -239,6 +251,10 @@ class Results(_Model):
     metrics: tuple[MetricStats, ...] = ()
     decisions: tuple[CellDecision, ...] = ()
     checks: tuple[SuiteCheck, ...] = Field(default=(), description="suite checks, items <suite>::<check>")
+    dynamics: tuple[SuiteDynamics, ...] = Field(
+        default=(), description="per suite, the emotion dynamics of its transcripts (results.dynamics); "
+        "empty when the annotator was off and in files before schema version 3",
+    )
     gate: GateInputs | None = Field(default=None, description="the gate inputs (None in schema version 1)")
     regressions: RegressionReport | None = None
     waivers: tuple[Waiver, ...] = ()
