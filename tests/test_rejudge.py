@@ -352,9 +352,12 @@ def test_missing_or_altered_transcripts_stop_the_command(
     assert rec.transcript_path is not None
     path = copy.parent / rec.transcript_path
     lines = path.read_text(encoding="utf-8").splitlines()
-    turn = json.loads(lines[-1])
+    # the last turn line (an annotation line with the per-turn emotion labels may follow it)
+    last = max(i for i, ln in enumerate(lines) if json.loads(ln)["type"] == "turn")
+    turn = json.loads(lines[last])
     turn["content"] = turn["content"] + " (edited)"
-    path.write_text("\n".join([*lines[:-1], json.dumps(turn, ensure_ascii=False)]) + "\n", encoding="utf-8")
+    lines[last] = json.dumps(turn, ensure_ascii=False)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     args = ["--judge", JUDGE_B, "-o", str(tmp_path / "x.json"), "--pyproject", str(env.pyproject)]
     assert main(["rejudge", str(copy), *args]) == 2
     assert "changed since it was judged" in capsys.readouterr().err
