@@ -181,6 +181,10 @@ def test_another_judge_never_calls_target_or_auditor(env: Env, tmp_path: Path) -
     }
     assert all(c.mean == 7 for c in res.cells)
     assert res.metadata.plan_id == original.metadata.plan_id
+    # the per-turn emotion labels of the run are kept, and so are the suite's dynamics
+    assert all(r.annotation is not None for r in complete)
+    assert [r.annotation for r in res.records] == [r.annotation for r in original.records]
+    assert res.dynamics == original.dynamics and res.dynamics
     # the paths are rewritten relative to the new folder: the output can be re-judged in turn
     assert all(r.transcript_path and (out.parent / r.transcript_path).is_file() for r in res.records)
     again = tmp_path / "again.json"

@@ -42,7 +42,8 @@ def test_annotator_for_labels_with_the_named_model(fake: FakeOpenAIServer) -> No
     fake.script("annot-for-good", json.dumps(GOOD))
     got = annotator_for("openai/annot-for-good", settings=_settings(fake))(DIALOGUE)
     assert isinstance(got, TurnLabels) and got.annotator == "judge"
-    assert [(x.label, x.strategy) for x in got.labels] == [("hopelessness", None), ("warmth_care", "question")]
+    assert [(x.label, x.strategy) for x in got.labels] == [
+        ("hopelessness", None), ("warmth_care", "question")]
     assert len(fake.requests_for("annot-for-good")) == 1
 
 
