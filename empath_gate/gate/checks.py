@@ -12,9 +12,9 @@ summary. The checks:
   the user side does not depend on the bot): the share of labelled transcripts whose user
   trajectory is ``deteriorating`` (resp. ``recovering``; :mod:`empath_gate.results.dynamics`)
   must stay at or under (resp. over) the suite's limit (``thresholds.yaml`` ``dynamics:``, or a
-  suite's). Any annotator failure in the suite makes these checks ``incomplete`` (the 19
-  metrics are not touched); no limit set: skipped. Against a baseline, the change of each
-  conversation's share (paired by conversation) is tested one-sided with an exact sign-flip
+  suite's; a check exists only when its limit is set). Any annotator failure in the suite
+  makes these checks ``incomplete`` (the 19 metrics are not touched). Against a baseline, the
+  change of each conversation's share (paired by conversation) is tested one-sided with an exact sign-flip
   permutation test (:mod:`empath_gate.gate.dynamics_checks`); the two dynamics tests of a suite
   are Benjamini-Hochberg adjusted together at the thresholds' ``alpha``; fewer than
   :data:`~empath_gate.gate.dynamics_checks.MIN_PAIRED` paired conversations: "cannot detect".
@@ -41,14 +41,20 @@ SUITE_CHECKS: tuple[str, ...] = ("judge_failure_rate", *DYNAMICS_CHECKS)
 """Every suite check, in report order."""
 
 
-def applicable_checks(judge_model: str | None, llm_auditor: bool = False,
-                      annotator: str = "off") -> tuple[str, ...]:
-    """The suite checks a run has: ``judge_failure_rate`` only when a judge model scores (offline,
-    criteria-only runs have no judge to fail); the dynamics checks only with an LLM auditor and
-    a dynamics annotator (``annotator`` other than ``off``)."""
+def applicable_checks(
+    judge_model: str | None,
+    llm_auditor: bool = False,
+    annotator: str = "off",
+    thresholds: Thresholds | None = None,
+    suite: str = "",
+) -> tuple[str, ...]:
+    """The suite checks a suite of a run has: ``judge_failure_rate`` only when a judge model
+    scores (offline, criteria-only runs have no judge to fail); each dynamics check only with an
+    LLM auditor, a dynamics annotator (``annotator`` other than ``off``) and its limit set for
+    ``suite`` in ``thresholds`` (an unset limit is no check)."""
     out: tuple[str, ...] = ("judge_failure_rate",) if judge_model else ()
-    if llm_auditor and annotator != "off":
-        out += DYNAMICS_CHECKS
+    if llm_auditor and annotator != "off" and thresholds is not None:
+        out += tuple(c for c in DYNAMICS_CHECKS if thresholds.dynamics_limit(suite, c) is not None)
     return out
 
 
@@ -122,6 +128,6 @@ def suite_checks(
         if mine and results.metadata.judge.model:
             out.append(judge_failure_rate(suite, mine, thresholds))
         d = by_suite.get(suite)
-        if mine and d is not None and d.user_side == "per run":
+        if d is not None and d.user_side == "per run":
             out.extend(dynamics_checks(d, results, thresholds, baseline))
     return out

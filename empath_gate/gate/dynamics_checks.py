@@ -61,7 +61,7 @@ def paired_p(
 
 def dynamics_checks(d: SuiteDynamics, results: Results, thresholds: Thresholds,
                     baseline: Results | None = None) -> list[SuiteCheck]:
-    """The two dynamics checks of suite ``d.suite`` (module docstring)."""
+    """The dynamics checks of suite ``d.suite`` whose limit ``thresholds`` sets (module docstring)."""
     from empath_gate.gate.checks import SuiteCheck
     from empath_gate.results.dynamics import conversation_outcomes
 
@@ -82,6 +82,8 @@ def dynamics_checks(d: SuiteDynamics, results: Results, thresholds: Thresholds,
     out: list[SuiteCheck] = []
     for check in _SHAPE:
         limit = thresholds.dynamics_limit(d.suite, check)
+        if limit is None:
+            continue
         value = observed[check]
         base = {"suite": d.suite, "check": check, "threshold": limit, "observed": value}
         if d.failures:
@@ -95,9 +97,7 @@ def dynamics_checks(d: SuiteDynamics, results: Results, thresholds: Thresholds,
             out.append(SuiteCheck(**base, status="skipped",
                                   reasons=("no transcript has a trajectory shape",)))
             continue
-        if limit is None:
-            reasons.append(f"no {check} set in thresholds (dynamics:)")
-        elif check == "max_worsened_share" and value > limit + EPS:
+        if check == "max_worsened_share" and value > limit + EPS:
             failed = True
             reasons.append(f"worsened share {value:.1%} (user trajectory deteriorating) > max_worsened_share "
                            f"{limit:.1%}")
@@ -113,8 +113,5 @@ def dynamics_checks(d: SuiteDynamics, results: Results, thresholds: Thresholds,
                 failed = True
                 reasons.append(f"regression against the baseline: q = {adjusted[check]:.3g} <= alpha "
                                f"{thresholds.alpha} ({n} paired conversations)")
-        if limit is None and not failed:
-            out.append(SuiteCheck(**base, status="skipped", reasons=tuple(reasons)))
-        else:
-            out.append(SuiteCheck(**base, status="failed" if failed else "passed", reasons=tuple(reasons)))
+        out.append(SuiteCheck(**base, status="failed" if failed else "passed", reasons=tuple(reasons)))
     return out

@@ -119,8 +119,7 @@ class DynamicsLimits(Frozen):
     ``<suite>::max_worsened_share`` and ``<suite>::min_recovering_share``): the share of labelled
     transcripts whose user trajectory is ``deteriorating`` must stay at or under
     ``max_worsened_share``, the share that is ``recovering`` at or over ``min_recovering_share``
-    (0-1). Unset: the check is skipped (no project default: the shares depend on the suite's
-    seeds)."""
+    (0-1). Unset: no such check (no project default: the shares depend on the suite's seeds)."""
 
     max_worsened_share: float | None = Field(default=None, ge=0, le=1)
     min_recovering_share: float | None = Field(default=None, ge=0, le=1)

@@ -134,7 +134,8 @@ def make_items(
         parent = scope(f"empath/{suite}")
         st = es.setup.settings
         llm_auditor = bool(st.auditor.model) and not st.offline
-        for check in applicable_checks(st.judge.model, llm_auditor, st.dynamics_annotator):
+        for check in applicable_checks(st.judge.model, llm_auditor, st.dynamics_annotator,
+                                       es.setup.instrument.thresholds, suite):
             chk = EmpathCheckItem.from_parent(parent, name=check, check_id=f"{suite}::{check}")
             chk.add_marker("empath")
             items.append(chk)

@@ -105,7 +105,7 @@ def test_llm_auditor_trajectory_follows_the_bot_and_max_worsened_share_fails_for
     ccheck = next(c for c in cold.checks if c.check == "max_worsened_share")
     assert wcheck.status == "passed" and ccheck.status == "failed"
     assert "worsened share 100.0%" in ccheck.reasons[0]
-    assert next(c for c in cold.checks if c.check == "min_recovering_share").status == "skipped"
+    assert not any(c.check == "min_recovering_share" for c in cold.checks)  # no limit set: no check
     assert warm_code == 0 and cold_code == 1
     assert "tiny::max_worsened_share" in out
     data = read_json(cold_path)
