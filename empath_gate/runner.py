@@ -139,11 +139,17 @@ def execute(
     holds the budget ``max_cost_usd`` for both: a transcript whose judging the budget stopped is
     a ``budget`` record without verdicts. Each transcript
     is written as soon as it is finished, so an interrupted run keeps what it generated (and
-    the cache makes the re-run free); after judging, each complete transcript is labelled by the
+    the cache makes the re-run free); ConfigError before anything runs when the LLM annotator is
+    asked for without a judge model. After judging, each complete transcript is labelled by the
     dynamics annotator (:mod:`empath_gate.turns.run_annotation`) and written again with its
     labels. ``relative_to``: record transcript paths relative to it.
     """
     from empath_gate.conversation.engine import generate, transcript_path
+    from empath_gate.errors import ConfigError
+
+    if settings.dynamics_annotator == "judge" and not settings.judge.model:
+        raise ConfigError('dynamics_annotator = "judge" needs a judge model (judge_model / '
+                          'EMPATH_JUDGE_MODEL), or set dynamics_annotator = "offline"')
     from empath_gate.judging.batch import JudgeJob, judge_batch, judge_cache
     from empath_gate.llm.accounting import ledger_session
 

@@ -127,3 +127,16 @@ def test_results_of_schema_version_2_read_without_dynamics() -> None:
         del r["annotation"], r["risk_turns"]
     old = Results.model_validate(data)
     assert old.dynamics == () and results_dynamics(old) == ()
+
+
+def test_the_diff_drops_the_dynamics_line_first_near_its_size_limit() -> None:
+    from empath_gate.report.markdown import render_markdown
+
+    res = _results([_record("a", 0, DOWN), _record("b", 0, UP)])
+    full = render_markdown(res)
+    assert "Dynamics `s` (offline annotator; user side per run): shapes" in full
+    assert "worsened 50% · recovering 50%" in full
+    cut = render_markdown(res, max_chars=len(full) - 5)
+    assert "Dynamics `s`" not in cut and "Left out to fit GitHub's size limit: dynamics" in cut
+    # the verdict line stays
+    assert full.splitlines()[1] == cut.splitlines()[1]

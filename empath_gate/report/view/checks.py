@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 from empath_gate.results.model import Results
 
-CHECK_ICON = {"passed": "✅", "failed": "❌", "error": "⛔", "skipped": "⏭️", "xfail": "🟡"}
+CHECK_ICON = {
+    "passed": "✅", "failed": "❌", "error": "⛔", "skipped": "⏭️", "xfail": "🟡", "incomplete": "❔",
+}
 """The status icon of a suite check, as the metric rows use them."""
 
 
@@ -27,7 +29,8 @@ def check_lines(results: Results) -> list[CheckLine]:
         if c.reasons:
             detail = "; ".join(c.reasons)
         elif c.observed is not None and c.threshold is not None:
-            detail = f"{c.check.replace('_', ' ')} {c.observed:.1%} ≤ {c.threshold:.1%}"
+            op = "≥" if c.check.startswith("min_") else "≤"
+            detail = f"{c.check.replace('_', ' ')} {c.observed:.1%} {op} {c.threshold:.1%}"
         else:
             detail = c.status
         out.append(CheckLine(id=c.id, status=c.status, detail=detail))
