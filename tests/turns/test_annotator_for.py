@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from empath_gate import bounded
 from empath_gate.commands.dynamics import judge_annotator
 from empath_gate.errors import ConfigError
 from empath_gate.settings import Settings
@@ -63,6 +64,8 @@ def test_the_dynamics_command_finds_the_adapter(
     monkeypatch.setenv("EMPATH_CACHE", "off")
     monkeypatch.chdir(tmp_path)
     fake.script("annot-for-cmd", json.dumps(GOOD))
+    # loading the settings configures the input limits: the next tests start from their environment
+    monkeypatch.setattr(bounded, "_configured", bounded._configured)
     got = judge_annotator("openai/annot-for-cmd")(DIALOGUE)
     assert isinstance(got, TurnLabels) and got.labels[1].strategy == "question"
     with pytest.raises(ConfigError):
