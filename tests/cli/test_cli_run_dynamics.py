@@ -12,9 +12,9 @@ from plugin_support import environment, gate_env, read_json, shipped_paths
 
 from empath_gate.cli import main as cli_main
 from empath_gate.results import Results, read_results
-from empath_gate.testing.scenarios import install
+from empath_gate.testing.scenarios import ScoringJudge, install
 from empath_gate.testing.scenarios.auditor import ReactiveAuditor
-from empath_gate.turns.model import TurnLabels
+from empath_gate.turns.model import AnnotatorFailure, TurnLabels
 
 WARM_BOT = '''\
 def reply(messages, conversation_id):
@@ -110,3 +110,33 @@ def test_llm_auditor_trajectory_follows_the_bot_and_max_worsened_share_fails_for
     assert "tiny::max_worsened_share" in out
     data = read_json(cold_path)
     assert data["dynamics"][0]["worsened_share"] == 1.0
+
+
+def test_an_llm_annotator_failure_makes_only_the_dynamics_check_incomplete(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project.path / "bot_warm_dyn.py").write_text(WARM_BOT, encoding="utf-8")
+    _, shipped = shipped_paths()
+    th = project.path / "thresholds-dyn.yaml"
+    th.write_text(shipped.read_text(encoding="utf-8") + "\ndynamics:\n  max_worsened_share: 0.5\n",
+                  encoding="utf-8")
+    # the fake judge answers metric verdicts: asked for turn labels, its answer does not parse
+    install(project.fake, auditor=ReactiveAuditor(), judge=ScoringJudge(default=10, seeds=project.seeds))
+    values = gate_env(project.fake, project.cache_dir, target="py:bot_warm_dyn:reply")
+    values["EMPATH_DYNAMICS_ANNOTATOR"] = "judge"
+    with environment(values), pytest.MonkeyPatch.context() as mp:
+        mp.chdir(project.path)
+        mp.syspath_prepend(str(project.path))
+        code = cli_main(["run", *TINY, "--runs", "1", "--thresholds", str(th),
+                         "--results", "ann/results.json"])
+    capsys.readouterr()
+    res = read_results(project.path / "ann" / "results.json")
+    assert all(isinstance(r.annotation, AnnotatorFailure) for r in res.records)
+    # the annotation call is a judge call of the transcript: one per metric verdict, plus its asks
+    assert all(r.by_role["judge"].calls > len(r.verdicts) for r in res.records)
+    [check] = [c for c in res.checks if c.check == "max_worsened_share"]
+    assert check.status == "incomplete" and "no emotion labels" in check.reasons[0]
+    # the metrics are untouched: every verdict scored, no test incomplete
+    assert all(v.failure is None and v.score is not None for v in res.verdicts)
+    assert "incomplete" not in {d.status for d in res.decisions}
+    assert code == 3
