@@ -29,8 +29,9 @@ if TYPE_CHECKING:
     from empath_gate.results.model import Results
 
 MIN_PAIRED = 8
-"""Fewest paired conversations for a baseline comparison (issue #16): with fewer, a sign-flip
-test cannot reach 0.05 after adjustment (2 / 2**7 = 0.016 is its floor at 7, before BH)."""
+"""Fewest paired conversations for a baseline comparison (a project choice, issue #16): with
+fewer, the sign-flip test of mostly 0/1 per-conversation shares can only detect a change in
+nearly every conversation (with 7 pairs, one that does not move already costs p >= 2/128)."""
 RESAMPLES = 9999
 """Random sign flips when the exact test would need more."""
 SEED = 20240611
