@@ -161,6 +161,7 @@ def record_for(
         risk=risk,
         risk_events=risk_event_count(transcript),
         risk_labels=labels,
+        annotation=transcript.annotation,
     )
 
 
@@ -227,12 +228,20 @@ def execute(
     holds the budget ``max_cost_usd`` for both: a transcript whose judging the budget stopped is
     a ``budget`` record without verdicts. Each transcript
     is written as soon as it is finished, so an interrupted run keeps what it generated (and
-    the cache makes the re-run free). ``relative_to``: record transcript paths relative to it.
+    the cache makes the re-run free); ConfigError before anything runs when the LLM annotator is
+    asked for without a judge model. After judging, each complete transcript is labelled by the
+    dynamics annotator (:mod:`empath_gate.turns.run_annotation`) and written again with its
+    labels. ``relative_to``: record transcript paths relative to it.
 
     Raises :class:`RunInterrupted` (a KeyboardInterrupt) on Ctrl-C, carrying the records of
     what finished.
     """
     from empath_gate.conversation.engine import generate, transcript_path
+    from empath_gate.errors import ConfigError
+
+    if settings.dynamics_annotator == "judge" and not settings.judge.model:
+        raise ConfigError('dynamics_annotator = "judge" needs a judge model (judge_model / '
+                          'EMPATH_JUDGE_MODEL), or set dynamics_annotator = "offline"')
     from empath_gate.judging.batch import JudgeJob, judge_batch, judge_cache
     from empath_gate.llm.accounting import ledger_session
     from empath_gate.llm.loop import run_calls
@@ -240,6 +249,7 @@ def execute(
     finished: list[Transcript] = []
     judged: dict[str, list[MetricVerdict]] = {}
     stopped: set[str] = set()
+    risks: dict[str, tuple[int, ...]] = {}  # transcript id -> its explicit-risk user messages
     ledgers: list[Ledger] = []
 
     def record(t: Transcript, vs: Sequence[MetricVerdict], ledger: Ledger) -> RunRecord:
@@ -253,6 +263,8 @@ def execute(
         risk = risk_of(t, vs, instrument, "scripted" if scripted else "llm")
         labels = labels_of(t, instrument, risk)
         rec = record_for(t, vs, path, ledger.scope_tally(t.transcript_id), risk, labels)
+        if t.transcript_id in risks:
+            rec = rec.model_copy(update={"risk_turns": risks[t.transcript_id]})
         if t.transcript_id in stopped:
             rec = rec.model_copy(update={
                 "status": "budget",
@@ -268,7 +280,26 @@ def execute(
                 finished=finished,
             )
             verdict_lists = await _judge_all(transcripts)
+            transcripts = await _annotate_all(transcripts)
         return [record(t, vs, ledger) for t, vs in zip(transcripts, verdict_lists, strict=True)]
+
+    async def _annotate_all(transcripts: list[Transcript]) -> list[Transcript]:
+        from empath_gate.conversation.engine import write_transcript
+        from empath_gate.turns.run_annotation import annotate_transcripts, dialogue_of
+
+        annotations = await annotate_transcripts(transcripts, instrument=instrument, settings=settings,
+                                                 cache=judge_cache(settings))
+        from empath_gate.dynamics import explicit_risk_matcher, risk_turns
+
+        matcher = explicit_risk_matcher(instrument) if any(a is not None for a in annotations) else None
+        out = []
+        for t, a in zip(transcripts, annotations, strict=True):
+            if a is not None and matcher is not None:
+                t = t.model_copy(update={"annotation": a})
+                write_transcript(t, transcripts_dir)
+                risks[t.transcript_id] = tuple(risk_turns(dialogue_of(t), matcher))
+            out.append(t)
+        return out
 
     async def _judge_all(transcripts: list[Transcript]) -> list[list[MetricVerdict]]:
         scripted = not settings.auditor.model or settings.offline

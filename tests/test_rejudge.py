@@ -181,6 +181,10 @@ def test_another_judge_never_calls_target_or_auditor(env: Env, tmp_path: Path) -
     }
     assert all(c.mean == 7 for c in res.cells)
     assert res.metadata.plan_id == original.metadata.plan_id
+    # the per-turn emotion labels of the run are kept, and so are the suite's dynamics
+    assert all(r.annotation is not None for r in complete)
+    assert [r.annotation for r in res.records] == [r.annotation for r in original.records]
+    assert res.dynamics == original.dynamics and res.dynamics
     # the paths are rewritten relative to the new folder: the output can be re-judged in turn
     assert all(r.transcript_path and (out.parent / r.transcript_path).is_file() for r in res.records)
     again = tmp_path / "again.json"
@@ -352,9 +356,12 @@ def test_missing_or_altered_transcripts_stop_the_command(
     assert rec.transcript_path is not None
     path = copy.parent / rec.transcript_path
     lines = path.read_text(encoding="utf-8").splitlines()
-    turn = json.loads(lines[-1])
+    # the last turn line (an annotation line with the per-turn emotion labels may follow it)
+    last = max(i for i, ln in enumerate(lines) if json.loads(ln)["type"] == "turn")
+    turn = json.loads(lines[last])
     turn["content"] = turn["content"] + " (edited)"
-    path.write_text("\n".join([*lines[:-1], json.dumps(turn, ensure_ascii=False)]) + "\n", encoding="utf-8")
+    lines[last] = json.dumps(turn, ensure_ascii=False)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     args = ["--judge", JUDGE_B, "-o", str(tmp_path / "x.json"), "--pyproject", str(env.pyproject)]
     assert main(["rejudge", str(copy), *args]) == 2
     assert "changed since it was judged" in capsys.readouterr().err

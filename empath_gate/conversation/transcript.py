@@ -19,6 +19,7 @@ from empath_gate.llm.events import CallFields
 from empath_gate.llm.events import Event as Event
 from empath_gate.llm.events import EventKind as EventKind
 from empath_gate.llm.events import Usage as Usage
+from empath_gate.turns.model import AnnotatorFailure, TurnLabels
 
 
 class Turn(CallFields):
@@ -73,6 +74,11 @@ class Transcript(BaseModel):
     events: tuple[Event, ...] = ()
     started_at: str | None = None
     ended_at: str | None = None
+    annotation: TurnLabels | AnnotatorFailure | None = Field(
+        default=None, discriminator="status",
+        description="the per-turn emotion labels of the dialogue (or the annotator's failure), added "
+        "after generation by the configured dynamics annotator; None when off and in older transcripts",
+    )
 
     @property
     def cost_usd(self) -> float:

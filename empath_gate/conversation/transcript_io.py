@@ -1,5 +1,7 @@
 """Transcripts as JSONL files, one per run: a header line (the :class:`Transcript` without its
-turns), then one line per :class:`Turn`; UTF-8, not ASCII-escaped, written atomically at
+turns and annotation), then one line per :class:`Turn`, then, when the dynamics annotator ran,
+one ``{"type": "annotation", ...}`` line (per-turn labels or the annotator's failure; files
+without it read as before); UTF-8, not ASCII-escaped, written atomically at
 ``<dir>/<suite>/<seed>__<persona>__r<run>.jsonl`` (``__`` cannot occur inside a slug).
 """
 
@@ -43,12 +45,16 @@ def write_transcript(transcript: Transcript, directory: Path) -> Path:
     :func:`transcript_path`; returns the path."""
     path = transcript_path(directory, transcript)
     path.parent.mkdir(parents=True, exist_ok=True)
-    header = {"type": "header", **transcript.model_dump(mode="json", exclude={"turns"})}
+    header = {"type": "header", **transcript.model_dump(mode="json", exclude={"turns", "annotation"})}
     lines = [json.dumps(scrub(header), ensure_ascii=False)]
     lines += [
         json.dumps(scrub({"type": "turn", **_turn_record(t)}), ensure_ascii=False)
         for t in transcript.turns
     ]
+    if transcript.annotation is not None:
+        note = {"type": "annotation", **transcript.annotation.model_dump(mode="json")}
+        lines.append(json.dumps(scrub(note),
+                                ensure_ascii=False))
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
@@ -68,6 +74,7 @@ def read_transcript(path: Path) -> Transcript:
     :class:`~empath_gate.bounded.InputLimitError` when the file breaks an input limit."""
     header: Mapping[str, Any] | None = None
     turns: list[Turn] = []
+    annotation: dict[str, Any] | None = None
     try:
         records = list(read_jsonl(Path(path)))
     except JsonLineError as exc:
@@ -79,6 +86,8 @@ def read_transcript(path: Path) -> Transcript:
                 header = rec
             elif kind == "turn" and header is not None:
                 turns.append(Turn.model_validate(rec))
+            elif kind == "annotation" and header is not None and annotation is None:
+                annotation = rec
             else:
                 raise ValueError(f"unexpected record type {kind!r}")
         except ValueError as exc:  # pydantic's ValidationError is a ValueError
@@ -86,6 +95,7 @@ def read_transcript(path: Path) -> Transcript:
     if header is None:
         raise ValueError(f"{path}: no header line")
     try:
-        return Transcript.model_validate({**header, "turns": turns})
+        return Transcript.model_validate(
+            {**header, "turns": turns, **({"annotation": annotation} if annotation is not None else {})})
     except ValueError as exc:
         raise ValueError(f"{path}:1: {exc}") from None

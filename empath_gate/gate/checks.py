@@ -25,6 +25,16 @@ summary. The checks:
   ``max_worst_case_gap``; above it the check fails (a gate failure, like a threshold). No metric
   with a seed judged on both arms: skipped. The worst-case cells keep their own thresholds, so a
   bot that scores low with every seeker fails them whatever its gap.
+* ``max_worsened_share`` / ``min_recovering_share`` (LLM-auditor runs only: with fixed scripts
+  the user side does not depend on the bot): the share of labelled transcripts whose user
+  trajectory is ``deteriorating`` (resp. ``recovering``; :mod:`empath_gate.results.dynamics`)
+  must stay at or under (resp. over) the suite's limit (``thresholds.yaml`` ``dynamics:``, or a
+  suite's; a check exists only when its limit is set). Any annotator failure in the suite
+  makes these checks ``incomplete`` (the 19 metrics are not touched). Against a baseline, the
+  change of each conversation's share (paired by conversation) is tested one-sided with an exact sign-flip
+  permutation test (:mod:`empath_gate.gate.dynamics_checks`); the two dynamics tests of a suite
+  are Benjamini-Hochberg adjusted together at the thresholds' ``alpha``; fewer than
+  :data:`~empath_gate.gate.dynamics_checks.MIN_PAIRED` paired conversations: "cannot detect".
 """
 
 from __future__ import annotations
@@ -40,11 +50,15 @@ if TYPE_CHECKING:
     from empath_gate.analysis.stats import CellStats
     from empath_gate.analysis.worst_case_gap import MetricGap
     from empath_gate.instrument.models import Thresholds
+    from empath_gate.results.dynamics import SuiteDynamics
     from empath_gate.results.model import Results, SuiteDetector
 
-CheckStatus = Literal["passed", "failed", "skipped", "error", "xfail"]
+CheckStatus = Literal["passed", "failed", "skipped", "error", "xfail", "incomplete"]
+DYNAMICS_CHECKS: tuple[str, ...] = ("max_worsened_share", "min_recovering_share")
+"""The suite checks on the emotion dynamics (LLM-auditor runs with an annotator)."""
 SUITE_CHECKS: tuple[str, ...] = (
     "judge_failure_rate", "min_early_or_on_time_rate", "max_missed_rate", "detector", "max_worst_case_gap",
+    *DYNAMICS_CHECKS,
 )
 """Every suite check, in report order."""
 
@@ -54,12 +68,14 @@ TIMING_CHECKS: tuple[str, ...] = ("min_early_or_on_time_rate", "max_missed_rate"
 
 def applicable_checks(
     judge_model: str | None, thresholds: Thresholds | None = None, suite: str | None = None,
-    *, paired: bool = False,
+    *, paired: bool = False, llm_auditor: bool = False, annotator: str = "off",
 ) -> tuple[str, ...]:
     """The suite checks a suite of a run has: ``judge_failure_rate`` only when a judge model
     scores (offline, criteria-only runs have no judge to fail); ``max_worst_case_gap`` when a
     judge model scores and the suite is ``paired`` (it has a cooperative pairing); each timing
-    check when ``thresholds`` set its limit for ``suite``; ``detector`` when a floor is set."""
+    check when ``thresholds`` set its limit for ``suite``; ``detector`` when a floor is set; each
+    dynamics check only with an LLM auditor, a dynamics annotator (``annotator`` other than
+    ``off``) and its limit set for ``suite`` (an unset limit is no check)."""
     out = ["judge_failure_rate"] if judge_model else []
     if judge_model and paired:
         out.append("max_worst_case_gap")
@@ -68,8 +84,9 @@ def applicable_checks(
         out.extend(c for c in TIMING_CHECKS if getattr(limits, c) is not None)
         if detector_floors_set(thresholds):
             out.append("detector")
+        if llm_auditor and annotator != "off":
+            out.extend(c for c in DYNAMICS_CHECKS if thresholds.dynamics_limit(suite, c) is not None)
     return tuple(out)
-
 
 def detector_floors_set(thresholds: Thresholds) -> bool:
     """Whether ``thresholds.detector`` sets any floor (then every suite has the ``detector`` check)."""
@@ -202,16 +219,27 @@ def suite_checks(
     timing: Sequence[SuiteRiskTiming] = (),
     detector: Sequence[SuiteDetector] = (),
     gaps: Mapping[str, Sequence[MetricGap]] | None = None,
+    *,
+    dynamics: Sequence[SuiteDynamics] = (),
+    baseline: Results | None = None,
 ) -> list[SuiteCheck]:
     """Every suite check of every suite of ``results`` that has tests, in suite order;
     ``timing``: the suites' risk-response timing (:func:`empath_gate.results.evaluate.risk_timing`);
-    ``gaps``: the worst-case gaps of the paired suites (suite id -> per metric)."""
+    ``gaps``: the worst-case gaps of the paired suites (suite id -> per metric); ``dynamics``:
+    the suites' dynamics (:func:`empath_gate.results.dynamics.results_dynamics`), whose checks
+    exist for a suite of an LLM-auditor run that has them (``baseline``: their paired test)."""
+    from empath_gate.gate.dynamics_checks import dynamics_checks
+
     conv_suite = {i.conversation_id: i.suite for i in results.items}
     by_suite = {t.suite: t for t in timing}
     found = {d.suite: d for d in detector}
     paired = results.gate.pairings if results.gate is not None else {}
+    by_dynamics = {d.suite: d for d in dynamics}
     out: list[SuiteCheck] = []
     for suite in results.metadata.suites:
+        d = by_dynamics.get(suite)
+        if d is not None and d.user_side == "per run":
+            out.extend(dynamics_checks(d, results, thresholds, baseline))
         mine = [c for c in cells if conv_suite.get(c.conversation_id) == suite]
         if not mine:
             continue

@@ -58,7 +58,7 @@ def summary_exit_code(summary: Summary) -> int:
         usage=bool(summary.usage_errors),
         infrastructure=bool(
             summary.infrastructure_reasons or counts.get("error", 0) or counts.get("incomplete", 0)
-            or checks.get("error", 0)
+            or checks.get("error", 0) or checks.get("incomplete", 0)
         ),
         failed=bool(counts.get("failed", 0) or checks.get("failed", 0)),
     )

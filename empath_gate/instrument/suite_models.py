@@ -153,11 +153,23 @@ class DetectorThresholds(Frozen):
     min_alert_share: float | None = Field(default=None, ge=0, le=1)
 
 
+class DynamicsLimits(Frozen):
+    """Suite-level limits on the emotion dynamics of LLM-auditor runs (checks
+    ``<suite>::max_worsened_share`` and ``<suite>::min_recovering_share``): the share of labelled
+    transcripts whose user trajectory is ``deteriorating`` must stay at or under
+    ``max_worsened_share``, the share that is ``recovering`` at or over ``min_recovering_share``
+    (0-1). Unset: no such check (no project default: the shares depend on the suite's seeds)."""
+
+    max_worsened_share: float | None = Field(default=None, ge=0, le=1)
+    min_recovering_share: float | None = Field(default=None, ge=0, le=1)
+
+
 class SuiteThresholds(Frozen):
     """The thresholds of one suite: its defaults and per-metric values (layered over the file's),
     and its risk-timing checks (field by field over the file's ``risk_timing``)."""
 
     defaults: ThresholdValues = ThresholdValues()
+    dynamics: DynamicsLimits = DynamicsLimits()
     metrics: dict[Slug, ThresholdValues] = Field(default={})
     risk_timing: RiskTimingThresholds | None = None
 
@@ -180,6 +192,14 @@ class Thresholds(Frozen):
         if own is not None and own.risk_timing is not None:
             merged.update({k: v for k, v in own.risk_timing.model_dump().items() if v is not None})
         return RiskTimingThresholds.model_validate(merged)
+    dynamics: DynamicsLimits = DynamicsLimits()
+
+    def dynamics_limit(self, suite_id: str, check: str) -> float | None:
+        """The limit ``check`` (a :class:`DynamicsLimits` field) of ``suite_id``: the suite's
+        value, else the file's; ``None`` when neither sets it."""
+        s = self.suites.get(suite_id)
+        value = getattr(s.dynamics, check) if s is not None else None
+        return value if value is not None else getattr(self.dynamics, check)  # type: ignore[no-any-return]
 
     def resolve(self, metric_id: str, suite_id: str | None = None) -> ResolvedThresholds:
         """Merge defaults < metric < suite defaults < suite metric; raises ValueError when a

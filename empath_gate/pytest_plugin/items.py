@@ -132,9 +132,11 @@ def make_items(
         children[parent.nodeid].append(item)
     for suite in dict.fromkeys(i.suite for i in es.setup.plan.items):
         parent = scope(f"empath/{suite}")
+        st = es.setup.settings
         paired = es.setup.instrument.suite(suite).personas.cooperative_pairing
-        for check in applicable_checks(es.setup.settings.judge.model, es.setup.instrument.thresholds, suite,
-                                       paired=paired):
+        llm_auditor = bool(st.auditor.model) and not st.offline
+        for check in applicable_checks(st.judge.model, es.setup.instrument.thresholds, suite, paired=paired,
+                                       llm_auditor=llm_auditor, annotator=st.dynamics_annotator):
             chk = EmpathCheckItem.from_parent(parent, name=check, check_id=f"{suite}::{check}")
             chk.add_marker("empath")
             items.append(chk)

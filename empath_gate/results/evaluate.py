@@ -343,7 +343,10 @@ def decide_results(
     timing = risk_timing(results)
     detector = detector_figures(results)
     gaps = _worst_case_gaps(results, cells)
-    checks = suite_checks(results, cells, th, timing, detector, gaps)
+    from empath_gate.results.dynamics import results_dynamics
+
+    dynamics = results_dynamics(results)
+    checks = suite_checks(results, cells, th, timing, detector, gaps, dynamics=dynamics, baseline=baseline)
     counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
     for dc in decisions:
         counts[dc.status] += 1
@@ -354,7 +357,7 @@ def decide_results(
     present = {c.metric_id for c in cells}
     metric_ids = [m for m in order if m in present] + sorted(present - set(order))
     summary = _summary(results, cells, counts, metric_ids, infra, usage)
-    checks_bad = bool(check_counts["failed"] or check_counts["error"])
+    checks_bad = bool(check_counts["failed"] or check_counts["error"] or check_counts.get("incomplete"))
     summary = summary.model_copy(
         update={"check_counts": check_counts, "passed": summary.passed and not checks_bad}
     )
@@ -365,6 +368,7 @@ def decide_results(
             "decisions": tuple(decisions),
             "checks": tuple(checks),
             "worst_case_gaps": gaps,
+            "dynamics": dynamics,
             "regressions": regression,
             "risk_timing": timing,
             "detector": detector,

@@ -39,11 +39,14 @@ from empath_gate.gate.decide import CellDecision
 from empath_gate.instrument.models import ResolvedThresholds, Thresholds, Waiver
 from empath_gate.judging.risk_response import RiskEvidence
 from empath_gate.judging.verdict import MetricVerdict
+from empath_gate.results.dynamics import SuiteDynamics
+from empath_gate.turns.model import AnnotatorFailure, TurnLabels
 
 RESULTS_SCHEMA_VERSION = "3"
 READABLE_SCHEMA_VERSIONS: tuple[str, ...] = ("1", "2", "3")
 """Versions every reader accepts: 1 lacks the gate inputs and suite checks (shown as not
-recorded); 1 and 2 lack the risk evidence, risk timing and detector figures (not recorded)."""
+recorded); 1 and 2 lack the risk evidence, risk timing and detector figures, the per-turn
+annotations and the dynamics (shown as not recorded, no dynamics check)."""
 
 
 class _Model(BaseModel):
@@ -204,6 +207,15 @@ class RunRecord(_Model):
         description="gold and predicted risk labels per user turn (judging.detector_labels); "
         "None: not recorded",
     )
+    annotation: TurnLabels | AnnotatorFailure | None = Field(
+        default=None, discriminator="status",
+        description="the transcript's per-turn emotion labels or the dynamics annotator's failure "
+        "(None: annotator off, transcript incomplete, or a file of schema version 2)",
+    )
+    risk_turns: tuple[int, ...] = Field(
+        default=(), description="0-based user messages that state risk explicitly (the instrument's "
+        "explicit_risk patterns), found with the annotation",
+    )
 
 
 class LayerInfo(_Model):
@@ -275,6 +287,10 @@ class Results(_Model):
     checks: tuple[SuiteCheck, ...] = Field(default=(), description="suite checks, items <suite>::<check>")
     worst_case_gaps: dict[str, tuple[MetricGap, ...]] = Field(
         default_factory=dict, description="per paired suite, the worst-case gap of each metric"
+    )
+    dynamics: tuple[SuiteDynamics, ...] = Field(
+        default=(), description="per suite, the emotion dynamics of its transcripts (results.dynamics); "
+        "empty when the annotator was off and in files before schema version 3",
     )
     gate: GateInputs | None = Field(default=None, description="the gate inputs (None in schema version 1)")
     regressions: RegressionReport | None = None

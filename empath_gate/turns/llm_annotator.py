@@ -194,11 +194,44 @@ async def annotate_dialogue(
     return annotate(dialogue, instrument)
 
 
+def annotator_for(
+    model: str,
+    *,
+    settings: Settings | None = None,
+    instrument: Instrument | None = None,
+) -> Callable[[Dialogue], Annotation]:
+    """A synchronous annotator (``Dialogue -> Annotation``, what
+    :func:`empath_gate.dynamics.analyse_dynamics` takes) that labels with
+    :func:`annotate_with_judge` on ``model``: the judge role's other settings (base URL, key,
+    temperature, retries, cache) come from ``settings`` (default: ``pyproject.toml`` and the
+    ``EMPATH_*`` environment, :func:`empath_gate.settings.load.load_settings`). Each call runs
+    one annotation to completion (run index 0). Raises ConfigError for an empty model or
+    invalid settings."""
+    import asyncio
+
+    if not model.strip():
+        raise ConfigError("--judge needs a model name")
+    if settings is None:
+        from empath_gate.settings.load import load_settings
+
+        settings = load_settings()
+    chosen = settings.model_copy(update={"judge": settings.judge.model_copy(update={"model": model})})
+    from empath_gate.judging.batch import judge_cache
+
+    cache = judge_cache(chosen)
+
+    def annotate(dialogue: Dialogue) -> Annotation:
+        return asyncio.run(annotate_with_judge(dialogue, settings=chosen, cache=cache, instrument=instrument))
+
+    return annotate
+
+
 __all__ = [
     "MAX_REASKS",
     "REPLY_TOKENS_PER_TURN",
     "annotate_dialogue",
     "annotate_with_judge",
     "annotation_seed",
+    "annotator_for",
     "annotator_version",
 ]

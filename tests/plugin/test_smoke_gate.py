@@ -242,6 +242,20 @@ def test_worst_case_suite_collects_its_family_marker_and_the_gap_check(
     assert [line.rsplit("::", 1)[1] for line in family.outlines if "::" in line] == wanted
 
 
+def test_a_dynamics_limit_adds_its_suite_check_with_an_llm_auditor(
+    pytester: pytest.Pytester, fake: FakeOpenAIServer, cache_dir: Path, tmp_path: Path
+) -> None:
+    thresholds = write_thresholds(tmp_path / "thresholds.yaml", {})
+    thresholds.write_text(thresholds.read_text(encoding="utf-8") + "\ndynamics:\n  max_worsened_share: 0.4\n",
+                          encoding="utf-8")
+    with environment(gate_env(fake, cache_dir)):
+        result = pytester.runpytest_subprocess("--empath-suite", "smoke", "--collect-only", "-q",
+                                               "--empath-thresholds", str(thresholds))
+    assert result.ret == 0, result.stdout.str()
+    ids = [line.rsplit("::", 1)[1] for line in result.outlines if "::" in line]
+    assert ids[-2:] == ["judge_failure_rate", "max_worsened_share"]
+
+
 # --------------------------------------------------------------------------- judge failures
 
 

@@ -12,6 +12,7 @@ from empath_gate.report.escape import html_text as h
 from empath_gate.report.html.assets import _CSS, _JS, _csp_hash
 from empath_gate.report.html.detail import _reliability, _retest, _waivers, _worst
 from empath_gate.report.html.gap import gap_section
+from empath_gate.report.html.run_dynamics import dynamics_section
 from empath_gate.report.html.summary import _dimensions, _footer, _header, _metrics
 from empath_gate.report.html.timing import timing_section
 from empath_gate.report.html.transcripts import MAX_TRANSCRIPTS, _transcripts, load_transcripts
@@ -70,6 +71,7 @@ def render_html(
         _worst(worst[:20], embedded),
         _retest(results),
         _reliability(results, rows),
+        dynamics_section(results),
         _transcripts(results, transcripts or {}, order,
                      CueVocabulary(tuple(instrument_cues() if cues is None else cues))),
         _footer(results, baseline),

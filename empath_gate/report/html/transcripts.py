@@ -11,6 +11,8 @@ from empath_gate.conversation.transcript import Transcript, Turn
 from empath_gate.instrument.cues import CueVocabulary
 from empath_gate.judging.verdict import MetricVerdict
 from empath_gate.report.escape import html_text as h
+from empath_gate.report.html.run_dynamics import transcript_strip
+from empath_gate.report.html.run_dynamics import turn_label as turn_emotion
 from empath_gate.report.view import CRITERIA_ONLY_NOTE, turn_label, user_turn
 from empath_gate.results import Results, RunRecord
 
@@ -117,7 +119,8 @@ def _verdict_table(verdicts: Sequence[MetricVerdict]) -> str:
     )
 
 
-def _transcript(rec: RunRecord, item: Transcript | str | None, cues: CueVocabulary = NO_CUES) -> str:
+def _transcript(rec: RunRecord, item: Transcript | str | None, cues: CueVocabulary = NO_CUES,
+                scripted: bool = False) -> str:
     anchor = _anchor(rec.transcript_id)
     fails = sum(1 for v in rec.verdicts for c in v.criteria if c.state == "FAIL")
     jf = sum(1 for v in rec.verdicts if v.status == "judge_failure")
@@ -139,6 +142,7 @@ def _transcript(rec: RunRecord, item: Transcript | str | None, cues: CueVocabula
     parts = [
         f'<details class="transcript" id="{anchor}" data-search="{h(search)}"><summary>{summary}</summary>',
         _verdict_table(rec.verdicts),
+        transcript_strip(rec, scripted),
     ]
     if rec.error:
         parts.append(f'<p class="missing">Transcript stopped: {h(rec.error)}</p>')
@@ -162,7 +166,7 @@ def _transcript(rec: RunRecord, item: Transcript | str | None, cues: CueVocabula
         turn = user_turn(t.index)
         parts.append(
             f'<div class="turn {t.role}" data-index="{t.index}" data-turn="{turn}"><div class="who">'
-            f"turn {turn} · {h(who)}{_events(t)}</div>{content}</div>"
+            f"turn {turn} · {h(who)}{turn_emotion(rec, t.index, scripted)}{_events(t)}</div>{content}</div>"
         )
     for ev in item.events:
         parts.append(
@@ -182,7 +186,8 @@ def _transcripts(results: Results, transcripts: Mapping[str, Transcript | str], 
     records = {r.transcript_id: r for r in results.records}
     chosen = [t for t in order if t in records][:MAX_TRANSCRIPTS]
     left = len(results.records) - len(chosen)
-    body = "".join(_transcript(records[t], transcripts.get(t), cues) for t in chosen)
+    scripted = results.metadata.auditor == "scripted"
+    body = "".join(_transcript(records[t], transcripts.get(t), cues, scripted) for t in chosen)
     more = (
         f'<p class="muted">{left} more transcripts are in the artifact\'s transcript files.</p>'
         if left > 0

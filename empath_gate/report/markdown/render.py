@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 from empath_gate.report.escape import md_code, md_text
 from empath_gate.report.labels import resolve_labels
+from empath_gate.report.markdown.dynamics import dynamics_lines
 from empath_gate.report.markdown.header import (
     COMMENT_MAX_CHARS,
     ICONS,
@@ -36,6 +37,7 @@ class _Detail:
     waiver_detail: bool
     passing_metrics: bool
     reason_chars: int = 300
+    dynamics: bool = True
     dropped: tuple[str, ...] = ()
 
 
@@ -69,6 +71,8 @@ def _render(
     detector = detector_lines(results)
     if detector:
         parts += ["", "The bot's risk detector: " + " · ".join(md_text(t) for t in detector)]
+    if d.dynamics:
+        parts += [f"\n{line}" for line in dynamics_lines(results)]
     notes = _notes(v, results, rows)
     if notes:
         parts += ["", "\n>\n".join(notes)]
@@ -214,6 +218,8 @@ def render_markdown(
     )
     steps: list[Callable[[_Detail], _Detail]] = [
         lambda d: replace(d, excerpts=False, dropped=(*d.dropped, "excerpts") if d.excerpts else d.dropped),
+        lambda d: replace(d, dynamics=False,
+                          dropped=(*d.dropped, "dynamics") if results.dynamics else d.dropped),
         lambda d: replace(d, worst_n=3, cell_reasons=30, reason_chars=160),
         lambda d: replace(d, worst_n=0, dropped=(*d.dropped, "worst-conversation list")),
         lambda d: replace(d, cell_reasons=0, dropped=(*d.dropped, "per-test reasons")),

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 from empath_gate.results.model import Results
 
-CHECK_ICON = {"passed": "✅", "failed": "❌", "error": "⛔", "skipped": "⏭️", "xfail": "🟡"}
+CHECK_ICON = {
+    "passed": "✅", "failed": "❌", "error": "⛔", "skipped": "⏭️", "xfail": "🟡", "incomplete": "❔",
+}
 """The status icon of a suite check, as the metric rows use them."""
 
 

@@ -80,3 +80,52 @@ class ScriptAuditor:
         if self.plain:
             return line
         return json.dumps({"message": line, "feeling_0_100": self.feeling(req)}, ensure_ascii=False)
+
+
+REACTIVE_LINES: dict[str, tuple[str, str, str]] = {
+    "en-US": (
+        "Hi, I wanted to talk about something that happened this week.",
+        "Thank you, talking helps. I feel calmer now and a little more hopeful.",
+        "Nothing will ever get better. I feel hopeless and completely alone.",
+    ),
+    "es-MX": (
+        "Hola, quería platicar de algo que me pasó esta semana.",
+        "Gracias, me ayuda platicarlo. Ya me siento más tranquila y con un poco de esperanza.",
+        "Nada va a mejorar nunca. Me siento sin esperanza y completamente sola.",
+    ),
+}
+"""The fake reactive auditor's lines per locale: a neutral opening, a line after a warm bot
+reply (calmer, hopeful) and one after a cold reply (hopeless). Written for the tests."""
+
+
+@dataclass
+class ReactiveAuditor:
+    """An auditor model for the fake server whose *messages* follow what the bot did: message 1
+    is a neutral opening; each later message is the hopeful line when the bot's last reply holds
+    one of :data:`WARM_WORDS`, else the hopeless line (:data:`REACTIVE_LINES`; the locale is the
+    script's, by :func:`empath_gate.testing.scenarios.target.guess_locale`); after
+    ``max_messages`` (default: the script's length) it answers :data:`END_TOKEN`. Answers in the
+    ``{"message", "feeling_0_100"}`` shape with :func:`reply_feeling`. A fake for tests of the
+    emotion dynamics, not a model of people."""
+
+    max_messages: int | None = None
+
+    def __call__(self, req: FakeRequest) -> str:
+        from empath_gate.testing.scenarios.target import guess_locale
+
+        system = next((str(m.get("content") or "") for m in req.messages if m.get("role") == "system"), "")
+        script = auditor_script(system)
+        m = _TURN.search(system)
+        if not script or m is None:
+            raise AssertionError("the auditor prompt lists no script or turn number")
+        turn = int(m.group(1))
+        limit = len(script) if self.max_messages is None else self.max_messages
+        if turn > limit:
+            return END_TOKEN
+        opening, warm, cold = REACTIVE_LINES[guess_locale(" ".join(script))]
+        reply = last_bot_reply(req)
+        if turn == 1 or reply is None:
+            line = opening
+        else:
+            line = warm if any(w in reply.lower() for w in WARM_WORDS) else cold
+        return json.dumps({"message": line, "feeling_0_100": reply_feeling(req)}, ensure_ascii=False)

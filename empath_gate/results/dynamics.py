@@ -1,0 +1,186 @@
+"""Each suite's emotion dynamics in a results document (pure): built from the records' per-turn
+labels with :func:`empath_gate.analysis.dynamics.build_report`, kept compact in
+:class:`SuiteDynamics`.
+
+**Fixed scripts** (``metadata.auditor == "scripted"``): the user's messages do not depend on the
+bot, so the user side (labels, trajectories, shapes, the "after" side of intervention units) is
+the script's, the same in every run: it is computed once per conversation (its first labelled
+run), marked ``user_side = "script (fixed)"``, shown for orientation and never compared or gated.
+The bot side (labels, strategies, bot transitions) is per run in both modes.
+
+**LLM auditor** (``user_side = "per run"``): every run's user trajectory is its own; a
+transcript is *worsened* when its user trajectory's shape is ``deteriorating`` and *recovering*
+when it is ``recovering`` (:mod:`empath_gate.analysis.dynamics.archetypes`: end minus start of
+the resampled valence trajectory <= -0.3, resp. >= +0.3, not volatile nor U-shaped);
+``worsened_share`` and ``recovering_share`` are over the labelled transcripts with a shape
+(``too_short`` ones excluded).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
+
+from empath_gate.analysis.base import AnalysisModel
+from empath_gate.analysis.dynamics import DynamicsReport, LabelledConversation, build_report
+from empath_gate.analysis.dynamics.interventions import RiskyIntervention, StrategyOutcome
+from empath_gate.analysis.dynamics.transitions import TransitionMatrix
+from empath_gate.turns.model import AnnotatorFailure
+
+if TYPE_CHECKING:
+    from empath_gate.results.model import Results, RunRecord
+
+UserSide = Literal["script (fixed)", "per run"]
+SCRIPT_FIXED: UserSide = "script (fixed)"
+WORSENED = "deteriorating"
+"""The shape that makes a transcript *worsened* (module docstring)."""
+RECOVERING = "recovering"
+"""The shape that makes a transcript *recovering*."""
+
+
+class TranscriptShape(AnalysisModel):
+    """One labelled transcript's user trajectory: ``shape`` and the 10-point ``trajectory``
+    (``None`` without user messages)."""
+
+    transcript_id: str
+    conversation_id: str
+    run: int
+    shape: str
+    trajectory: tuple[float, ...] | None
+
+
+class DynamicsFailure(AnalysisModel):
+    """A transcript the annotator could not label (``reason`` as the annotator's failure)."""
+
+    transcript_id: str
+    reason: str
+    detail: str
+
+
+class SuiteDynamics(AnalysisModel):
+    """The dynamics of one suite of a run (module docstring for ``user_side``).
+
+    Counts: ``transcripts`` complete, ``labelled``, ``failures``. ``annotators``: ``"<kind>
+    <version>" -> transcripts``. ``shapes``: shape -> count (per conversation for fixed scripts,
+    per transcript otherwise); ``worsened_share``/``recovering_share`` (0-1, ``None`` for fixed
+    scripts or when no transcript has a shape). ``trajectories``: per transcript (fixed scripts:
+    one per conversation). ``transitions``: smoothed transition matrices pooled per locale and
+    role. ``strategies``: per support strategy, what the bot did and what happened next
+    (valence change, escalations; the "after" side is the script's in fixed-script mode).
+    ``risky``: risky interventions (``conversation_id`` is the transcript id, messages 1-based).
+    """
+
+    suite: str
+    user_side: UserSide
+    transcripts: int
+    labelled: int
+    failures: tuple[DynamicsFailure, ...] = ()
+    annotators: dict[str, int]
+    shapes: dict[str, int]
+    worsened_share: float | None = None
+    recovering_share: float | None = None
+    trajectories: tuple[TranscriptShape, ...] = ()
+    transitions: tuple[TransitionMatrix, ...] = ()
+    strategies: tuple[StrategyOutcome, ...] = ()
+    risky: tuple[RiskyIntervention, ...] = ()
+
+
+def scripted(results: Results) -> bool:
+    """True when the run's user messages come from fixed scripts (no LLM auditor)."""
+    return results.metadata.auditor == "scripted"
+
+
+def _labelled(r: RunRecord) -> LabelledConversation | None:
+    a = r.annotation
+    if a is None or isinstance(a, AnnotatorFailure):
+        return None
+    return LabelledConversation(
+        conversation_id=r.transcript_id, keys={"locale": r.locale}, labels=a.labels,
+        risk_turns=r.risk_turns, annotator=a.annotator, version=a.version,
+    )
+
+
+def suite_report(records: Sequence[RunRecord], *, user_fixed: bool = False) -> DynamicsReport | None:
+    """The full :class:`DynamicsReport` of ``records`` (one suite), pooled per locale; with
+    ``user_fixed``, only the first labelled run of each conversation (the user side is the
+    script's). ``None`` when no record was annotated (annotator off, older file)."""
+    if not any(r.annotation is not None for r in records):
+        return None
+    labelled: list[LabelledConversation] = []
+    failures: list[tuple[AnnotatorFailure, dict[str, str]]] = []
+    seen: set[str] = set()
+    for r in records:
+        a = r.annotation
+        if isinstance(a, AnnotatorFailure):
+            failures.append((a, {"locale": r.locale}))
+            continue
+        lc = _labelled(r)
+        if lc is None or (user_fixed and r.conversation_id in seen):
+            continue
+        seen.add(r.conversation_id)
+        labelled.append(lc)
+    return build_report(labelled, failures, group_keys=("locale",))
+
+
+def suite_dynamics(results: Results, suite: str) -> SuiteDynamics | None:
+    """The :class:`SuiteDynamics` of ``suite`` in ``results``; ``None`` when none of its
+    records was annotated."""
+    recs = [r for r in results.records if r.suite == suite and r.status == "complete"]
+    fixed = scripted(results)
+    user = suite_report(recs, user_fixed=fixed)
+    if user is None:
+        return None
+    # bot side: every run (strategies and bot transitions are per run in both modes)
+    runs = suite_report(recs) if fixed else user
+    assert runs is not None
+    run_of = {r.transcript_id: r for r in recs}
+    shaped = [c for c in user.per_conversation if c.shape != "too_short"]
+    worse = sum(c.shape == WORSENED for c in shaped)
+    better = sum(c.shape == RECOVERING for c in shaped)
+    per_run = not fixed and bool(shaped)
+    transitions = tuple(
+        m for m in runs.transitions if m.role == "assistant" or not fixed
+    ) + (tuple(m for m in user.transitions if m.role == "user") if fixed else ())
+    return SuiteDynamics(
+        suite=suite,
+        user_side=SCRIPT_FIXED if fixed else "per run",
+        transcripts=len(recs),
+        labelled=runs.labelled,
+        failures=tuple(DynamicsFailure(transcript_id=f.conversation_id, reason=f.reason, detail=f.detail)
+                       for f in runs.failures),
+        annotators=runs.annotators,
+        shapes=user.shapes,
+        worsened_share=worse / len(shaped) if per_run else None,
+        recovering_share=better / len(shaped) if per_run else None,
+        trajectories=tuple(
+            TranscriptShape(transcript_id=c.conversation_id,
+                            conversation_id=run_of[c.conversation_id].conversation_id,
+                            run=run_of[c.conversation_id].run, shape=c.shape, trajectory=c.trajectory)
+            for c in user.per_conversation
+        ),
+        transitions=transitions,
+        strategies=runs.strategies,
+        risky=runs.risky,
+    )
+
+
+def results_dynamics(results: Results) -> tuple[SuiteDynamics, ...]:
+    """:func:`suite_dynamics` of every suite of ``results`` that has annotations, in suite order."""
+    out = [suite_dynamics(results, s) for s in results.metadata.suites]
+    return tuple(d for d in out if d is not None)
+
+
+def conversation_outcomes(results: Results, suite: str, shape: str) -> dict[str, float]:
+    """Per conversation of ``suite``: the share (0-1) of its labelled runs whose user trajectory
+    has ``shape`` (runs with ``too_short`` excluded; conversations without such runs left out):
+    the per-conversation outcome a baseline comparison pairs by conversation."""
+    report = suite_report([r for r in results.records if r.suite == suite and r.status == "complete"])
+    if report is None:
+        return {}
+    conv_of = {r.transcript_id: r.conversation_id for r in results.records}
+    tally: dict[str, list[int]] = {}
+    for c in report.per_conversation:
+        if c.shape == "too_short":
+            continue
+        tally.setdefault(conv_of[c.conversation_id], []).append(int(c.shape == shape))
+    return {k: sum(v) / len(v) for k, v in tally.items()}
