@@ -53,7 +53,10 @@ def test_en_us_labels(text: str, label: str) -> None:
 
 def test_neutral_turns_are_flat_and_emotional_turns_have_a_signed_valence() -> None:
     neutral = _user("es-MX", "hola, buenas tardes")
-    assert (neutral.intensity, neutral.valence) == (0, 0.0)
+    assert neutral.intensity == 0 and -0.3 <= neutral.valence <= 0.3
+    # a neutral turn sits a little below 0 by default and its weak cues move it
+    assert _user("es-MX", "no sé nada, nadie me contesta").valence < neutral.valence
+    assert _user("en-US", "nobody answers, i can't find anyone").valence < _user("en-US", "hello").valence
     assert _user("es-MX", "estoy triste").valence < 0 < _user("es-MX", "ya me siento mejor").valence
     assert _user("en-US", "I feel hopeless").valence < 0 < _user("en-US", "I feel hopeful").valence
 
@@ -122,6 +125,35 @@ def test_bot_labels() -> None:
     assert (plain.label, plain.intensity, plain.strategy) == ("neutral_informative", 0, "other")
     user = _run("en-US", ("user", "I feel hopeless")).labels[0]
     assert user.strategy is None
+
+
+def test_bot_warmth_from_caring_strategies_and_feelings_named_to_the_user() -> None:
+    def bot(locale: str, text: str) -> TurnLabel:
+        return _run(locale, ("assistant", text)).labels[0]
+
+    # naming the user's feeling is warm; the same feeling word in a definition is not
+    named = bot("en-US", "You must be so scared after what happened.")
+    assert named.label == "warmth_care" and named.valence > 0
+    assert bot("en-US", "A panic attack is a sudden wave of intense fear.").label == "neutral_informative"
+    reassured = bot("es-MX", "Todo va a estar bien, ¡échale ganas!")
+    assert (reassured.label, reassured.strategy) == ("warmth_care", "affirmation_reassurance")
+    said = bot("es-MX", "Lo que escucho es que tu jefe te gritó enfrente de todos.")
+    assert said.strategy == "restatement_paraphrasing"
+    assert bot("es-MX", "A mí también me ha pasado, y sé que cuesta.").strategy == "self_disclosure"
+    # concern is graded: more worry gives a lower valence than a single crisis number
+    number = bot("en-US", "You can call or text 988.")
+    worried = bot("en-US", "I'm worried about your safety. Are you safe right now? Call 988.")
+    assert worried.label == number.label == "concern" and worried.valence < number.valence < 0
+
+
+def test_a_neutral_user_turn_reads_the_mood_of_the_turns_before_it() -> None:
+    plain = "ok, y luego qué sigue"
+    bot, last = ("assistant", "Aquí estoy."), ("user", plain)
+    after_despair = _run("es-MX", ("user", "ya no puedo más, estoy desesperada"), bot, last).labels[2]
+    after_relief = _run("es-MX", ("user", "ya me siento mucho mejor, gracias"), bot, last).labels[2]
+    alone = _user("es-MX", plain)
+    assert after_despair.label == after_relief.label == alone.label == "neutral"
+    assert after_despair.valence < alone.valence < after_relief.valence
 
 
 def test_locale_given_detected_or_assumed() -> None:
