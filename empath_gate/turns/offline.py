@@ -59,7 +59,16 @@ from dataclasses import dataclass, field
 
 from empath_gate.instrument.models import LOCALES, Instrument, Lexicon
 from empath_gate.turns.labelset import label_set, lexicon, shipped_instrument
-from empath_gate.turns.lexmatch import Hit, Matcher, compile_phrase, ends_before, in_question, resolve, tokens
+from empath_gate.turns.lexmatch import (
+    PUNCTUATION,
+    Hit,
+    Matcher,
+    compile_phrase,
+    ends_before,
+    in_question,
+    resolve,
+    tokens,
+)
 from empath_gate.turns.model import Annotation, Dialogue, DialogueTurn, TurnLabel, TurnLabels
 
 RULES_VERSION = "2"
@@ -106,7 +115,7 @@ MOOD_DECAY = 0.3
 CARING_STRATEGIES: frozenset[str] = frozenset({
     "reflection_of_feelings", "affirmation_reassurance", "self_disclosure", "restatement_paraphrasing"})
 """Strategies that count as warmth evidence of a bot turn."""
-CARING_STRATEGY_WEIGHT = 0.6
+CARING_STRATEGY_WEIGHT = 0.4
 """Warmth evidence of a caring strategy."""
 NAMED_FEELING_WEIGHT = 0.5
 """Evidence of each feeling a bot turn names to the user."""
@@ -119,6 +128,12 @@ SECOND_PERSON: frozenset[str] = frozenset({
     "tu", "tus", "te", "ti", "contigo", "usted", "sientes", "estas", "eres", "tienes", "vives", "has"})
 """Words that address the reader (folded): a feeling a bot names counts only in a turn that
 speaks to the user ("you must be scared", not "a panic attack is intense fear")."""
+SUGGESTION_OPENERS: frozenset[str] = frozenset({
+    "try", "make", "block", "take", "call", "write", "go", "ask", "keep", "talk", "consider", "remember",
+    "start", "let", "trata", "intenta", "prueba", "haz", "habla", "llama", "escribe", "busca", "pide",
+    "deja", "sal", "toma", "empieza", "platica", "considera", "recuerda", "evita"})
+"""Imperative verbs (folded) that make a sentence opening with them a suggestion ("Try doing
+something you enjoy", "Trata de relajarte")."""
 _NEGATED: dict[str, tuple[str, float]] = {
     "hope": ("hopelessness", NEGATED_PLEASANT_WEIGHT),
     "relief_calm": ("sadness_grief", NEGATED_PLEASANT_WEIGHT),
@@ -296,7 +311,9 @@ def _user_label(i: int, turn: DialogueTurn, ctx: _Context, mood: float | None = 
     return TurnLabel(turn=i, role="user", label=label, intensity=intensity, valence=_clamp(valence))
 
 
-def _strategy(scan: _Scan, text: str, gives_resource: bool) -> str:
+def _strategy(scan: _Scan, text: str, gives_resource: bool) -> tuple[str, bool]:
+    """``(strategy, cued)``: the strategy of a bot turn and whether a cue gave it (False: the
+    fallback for a turn with no cue)."""
     fired: set[str] = set()
     if gives_resource:
         fired.add("information")
@@ -309,7 +326,19 @@ def _strategy(scan: _Scan, text: str, gives_resource: bool) -> str:
             fired.add("question")
     if "?" in scan.toks:
         fired.add("question")
-    return next(s for s in STRATEGY_PRIORITY if s in fired or s == "other")
+    starts = [t for k, t in enumerate(scan.toks) if k == 0 or scan.toks[k - 1] in PUNCTUATION]
+    if any(t in SUGGESTION_OPENERS for t in starts):
+        fired.add("providing_suggestions")
+    if not fired and _addresses(scan):
+        # no cue: a turn about the user names their feeling (reflection) or their situation
+        feels = any(h.key != "neutral" for h in scan.feelings)
+        return ("reflection_of_feelings" if feels else "restatement_paraphrasing"), False
+    return next(s for s in STRATEGY_PRIORITY if s in fired or s == "other"), True
+
+
+def _addresses(scan: _Scan) -> bool:
+    """Whether a bot turn speaks to the user (a word of :data:`SECOND_PERSON`)."""
+    return any(t in SECOND_PERSON for t in scan.toks)
 
 
 def _gives_resource(i: int, text: str, ctx: _Context) -> bool:
@@ -331,7 +360,7 @@ def _bot_scores(scan: _Scan, ev: _Evidence, strategy: str, risk: bool) -> tuple[
     warmth, concern = ev.weight.get("warmth_care", 0.0), ev.weight.get("concern", 0.0)
     if strategy in CARING_STRATEGIES:
         warmth += CARING_STRATEGY_WEIGHT
-    addressed = any(t in SECOND_PERSON for t in scan.toks)
+    addressed = _addresses(scan)
     for h in scan.feelings:
         if not addressed:
             continue
@@ -350,8 +379,8 @@ def _bot_label(i: int, turn: DialogueTurn, ctx: _Context) -> TurnLabel:
     gives = _gives_resource(i, turn.text, ctx)
     if gives:
         ev.add("concern", RESOURCE_WEIGHT)
-    strategy = _strategy(scan, turn.text, gives)
-    warmth, concern = _bot_scores(scan, ev, strategy, ctx.risk.search(turn.text))
+    strategy, cued = _strategy(scan, turn.text, gives)
+    warmth, concern = _bot_scores(scan, ev, strategy if cued else "other", ctx.risk.search(turn.text))
     valence = BOT_VALENCE_SPAN * ((1 - math.exp(-warmth)) - (1 - math.exp(-concern)))
     if concern <= 0 and warmth <= 0:
         return TurnLabel(turn=i, role="assistant", label="neutral_informative", intensity=0,

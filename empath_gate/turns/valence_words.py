@@ -41,6 +41,7 @@ ES_RATINGS: dict[float, str] = {
     -1.0: "no ni pero regresa diagnostico cuesta costo caro dinero solo extrano extrana extranar "
           "falta faltan cuidado vigilar vigilando senales urgente callados callada escondo esconder "
           "secreto exagerando dormido dormir desvelo despierta ya",
+    1.5: "jaja jajaja jajaj* jeje jejeje",
     1.0: "porfa gracias ok bueno bien va sale vale tranquila tranquilo ayuda ayudar hablar "
          "platicar sirve sirvio calma",
     2.0: "mejor alivio aliviad* contenta contento alegre alegria gusto emocion emociona "
@@ -58,6 +59,7 @@ EN_RATINGS: dict[float, str] = {
     -1.0: "not no don't dont doesn't didn't isn't wasn't aren't haven't havent hasn't idk anymore "
           "without but why lose losing tired insurance file saved anyone whatever again still",
     0.3: "help please ok okay sure yes yeah want promise trust friend friends care kind nice",
+    1.5: "haha hahaha lol lmao",
     2.0: "excited proud clean sober hype",
 }
 

@@ -110,6 +110,13 @@ def test_the_instruments_risk_phrases_are_hopelessness_at_full_intensity() -> No
     ("es-MX", "Puedes llamar a la Línea de la Vida al 800 911 2000.", "information"),
     ("es-MX", "Si entiendo bien, tu mamá no te habla desde el lunes.", "restatement_paraphrasing"),
     ("es-MX", "No es tu culpa, hiciste lo correcto.", "affirmation_reassurance"),
+    # a sentence opening with an imperative suggests; a turn about the user with no cue restates
+    # their situation, or reflects it when it names a feeling
+    ("en-US", "Try doing something you enjoy.", "providing_suggestions"),
+    ("es-MX", "Me parece bien. Trata de dormir temprano.", "providing_suggestions"),
+    ("en-US", "Your parents are splitting up and each wants you to pick.", "restatement_paraphrasing"),
+    ("es-MX", "Te escucho desanimada, como si el esfuerzo no diera resultados.", "reflection_of_feelings"),
+    ("en-US", "Grief is the process of coping with a loss.", "information"),
 ])
 def test_bot_strategies(locale: str, text: str, strategy: str) -> None:
     lab = _run(locale, ("assistant", text)).labels[0]
