@@ -42,8 +42,11 @@ the valence is :data:`BOT_VALENCE_SPAN` x ((1 - e^-warmth) - (1 - e^-concern)), 
 neutral-informative turn. The strategy is the first of
 :data:`STRATEGY_PRIORITY` with a cue: ``information`` when the turn gives a registry resource or
 an information cue; ``question`` when the turn has a question mark or a sentence opens with an
-interrogative cue; reflection and restatement cues inside a question do not count ("¿cómo te
-sientes?" asks); ``other`` when nothing fires.
+interrogative cue; ``providing_suggestions`` also when a sentence opens with an imperative
+(:data:`SUGGESTION_OPENERS`); reflection and restatement cues inside a question do not count
+("¿cómo te sientes?" asks). A turn with no cue that addresses the user (:data:`SECOND_PERSON`)
+is ``reflection_of_feelings`` when it names a feeling, else ``restatement_paraphrasing`` (such
+an uncued strategy is no warmth evidence); ``other`` otherwise.
 
 **Locale.** ``Dialogue.locale``; when it is None or unknown, the language of the user turns by
 :func:`empath_gate.judging.language.detect_language` (lingua, offline); when that cannot decide,

@@ -23,6 +23,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 ES_RATINGS: dict[float, str] = {
+    -2.2: "desesperacion cancer accidente hospitalizad* internado internada violencia "
+          "acoso acosan maltrato maltrata maltratan amenazo insulta insultan humilla rechazo "
+          "abandono traicion engano infiel desempleo desalojo terrible espantoso espantosa "
+          "pesadilla insomnio recaer alcohol borracha cruda celos rencor envidia",
+    -1.4: "preocupacion tiemblo temblor mareo vomito ataque crisis discusion discutimos regano "
+          "reganan castigo reprobe reprobar falle error errores complicado imposible aburrido "
+          "aburrida cansancio lejos perdido confundido confundida confusion duda dudas inseguro "
+          "insegura inseguridad asco fatal",
+    1.6: "mejorando mejore pude agradec* emocionad* ilusion ilusiona sonrei reir risa amigos "
+         "abrazo carino bonito bonita hermoso hermosa lindo linda chingon perfecto gane aprobe "
+         "orgullo descanse",
     -3.2: "muerte morir morirme matarme suicid* desesperad* insoportable horrible infierno "
           "destrozad* devastad* golpeo golpea golpes amenaza* violacion abuso abusaron",
     -2.6: "miedo panico terror aterrad* angusti* ansiedad ansios* llorar lloro llora llorando "
@@ -45,7 +56,7 @@ ES_RATINGS: dict[float, str] = {
     1.0: "porfa gracias ok bueno bien va sale vale tranquila tranquilo ayuda ayudar hablar "
          "platicar sirve sirvio calma",
     2.0: "mejor alivio aliviad* contenta contento alegre alegria gusto emocion emociona "
-         "chido padre padrisimo esperanza lograr logre orgullos* animo animad* tranquilidad paz "
+         "chido padrisimo esperanza lograr logre orgullos* animo animad* tranquilidad paz "
          "seguro segura confianza confio apoyo",
     3.0: "encanta encanto increible maravillos* feliz felicidad excelente genial amor amo",
 }
@@ -60,6 +71,7 @@ EN_RATINGS: dict[float, str] = {
           "without but why lose losing tired insurance file saved anyone whatever again still",
     0.3: "help please ok okay sure yes yeah want promise trust friend friends care kind nice",
     1.5: "haha hahaha lol lmao",
+    -2.2: "evicted eviction homeless deported chemo diagnosed icu custody",
     2.0: "excited proud clean sober hype",
 }
 
