@@ -55,7 +55,6 @@ an uncued strategy is no warmth evidence); ``other`` otherwise.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -73,6 +72,7 @@ from empath_gate.turns.lexmatch import (
     tokens,
 )
 from empath_gate.turns.model import Annotation, Dialogue, DialogueTurn, TurnLabel, TurnLabels
+from empath_gate.turns.riskmatch import RiskMatcher, one_pattern, risk_locales
 
 RULES_VERSION = "2"
 """Version of the rules in this module; part of :data:`TurnLabels.version`."""
@@ -401,7 +401,7 @@ class _Context:
     locale: str
     matcher: Matcher
     valences: dict[str, float]
-    risk: _RiskMatcher
+    risk: RiskMatcher
     keywords: tuple[str, ...]
 
 
@@ -412,40 +412,6 @@ def _may_give_resource(text: str, ctx: _Context) -> bool:
     """False when ``text`` cannot give a registry resource: no digit, no web address and none of
     the registry's texting keywords (the full check, :func:`resources_in_turn`, costs more)."""
     return _RESOURCE_HINT.search(text) is not None or any(k in text for k in ctx.keywords)
-
-
-_UPPER_LITERAL = re.compile(r"(?<!\\)[A-Z]")
-
-
-@dataclass(frozen=True)
-class _RiskMatcher:
-    """The instrument's risk patterns as one alternation: one search per turn instead of one per
-    pattern, and the same answer (a turn matches when any pattern does). Patterns with no
-    upper-case letter are matched case-sensitively against the lower-cased turn, which gives
-    what ``re.IGNORECASE`` gives and runs about a third faster."""
-
-    pattern: re.Pattern[str]
-    lower: bool
-
-    def search(self, text: str) -> bool:
-        """Whether any risk pattern matches ``text``."""
-        return self.pattern.search(text.lower() if self.lower else text) is not None
-
-
-@functools.lru_cache(maxsize=16)
-def _one_pattern(patterns: tuple[str, ...]) -> _RiskMatcher:
-    joined = "|".join(f"(?:{p})" for p in patterns)
-    if any(_UPPER_LITERAL.search(p) for p in patterns):
-        return _RiskMatcher(re.compile(joined, re.IGNORECASE), lower=False)
-    return _RiskMatcher(re.compile(joined), lower=True)
-
-
-def _risk_locales(instrument: Instrument, locale: str) -> tuple[str, ...]:
-    """The locales whose risk patterns a turn is checked against: its own first, then every
-    other locale the ``explicit_risk`` set covers (a Spanish risk statement inside an English
-    conversation is still one)."""
-    covered = tuple(instrument.pattern_set("explicit_risk").patterns)
-    return (locale, *(x for x in covered if x != locale))
 
 
 def resolve_locale(dialogue: Dialogue) -> tuple[str, str]:
@@ -495,7 +461,7 @@ def annotate(dialogue: Dialogue, instrument: Instrument | None = None) -> Annota
     ctx = _Context(
         instrument=inst, locale=locale, matcher=_compiled(lexicon(locale, inst)),
         valences={lab.id: lab.valence for lab in (*ls.user_labels, *ls.bot_labels)},
-        risk=_one_pattern(tuple(p.pattern for loc in _risk_locales(inst, locale)
+        risk=one_pattern(tuple(p.pattern for loc in risk_locales(inst, locale)
                                 for p in patterns_for(inst, "explicit_risk", loc))),
         keywords=tuple(r.keyword for r in inst.resources if r.keyword),
     )

@@ -186,7 +186,7 @@ def test_deterministic() -> None:
 def test_the_joined_risk_matcher_agrees_with_the_instruments_patterns() -> None:
     from empath_gate.judging.checks import patterns_for
     from empath_gate.turns.labelset import shipped_instrument
-    from empath_gate.turns.offline import _one_pattern
+    from empath_gate.turns.riskmatch import one_pattern
 
     inst = shipped_instrument()
     texts = {
@@ -198,7 +198,7 @@ def test_the_joined_risk_matcher_agrees_with_the_instruments_patterns() -> None:
     }
     for loc, items in texts.items():
         patterns = patterns_for(inst, "explicit_risk", loc)
-        joined = _one_pattern(tuple(p.pattern for p in patterns))
+        joined = one_pattern(tuple(p.pattern for p in patterns))
         got = [joined.search(t) for t in items]
         assert got == [any(p.search(t) for p in patterns) for t in items]
         assert any(got) and not all(got)
