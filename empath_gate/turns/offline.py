@@ -18,19 +18,35 @@ evidence (ties: :data:`USER_PRIORITY`); ``neutral`` only when no other label has
 plus 1 when an intensifier (two tokens before a hit: "muy", "bien", "so", "really") or ``!!``
 marks it, minus 1 for a diminisher ("un poco", "a little"), kept in 1..3.
 
-**Valence** (-1..1): the evidence-weighted mean of the labels' valences (``emotions.yaml``),
-times 0.7 / 0.85 / 1.0 for intensity 1 / 2 / 3; 0 for ``neutral``. In English it is blended
-with vaderSentiment's word valences (:mod:`empath_gate.turns.valence_en`): 0.7 lexicon + 0.3
-words when a label phrase was found, else half the word valence. The weights are the project's
-choice (tuned on the tune half of the gold file, never on the held-out half).
+**Valence** (-1..1), a continuous score. *Word valence*: the turn's words rated on -4..4
+(English: vaderSentiment's ratings with the project's supplement; Spanish: the project's own
+list; :mod:`empath_gate.turns.valence_words`), a negator's scope flipping a rating, an
+intensifier raising it, and on user turns without a pleasant label positive ratings times
+:data:`USER_POSITIVE_SCALE` ("please", "ok", "help" are mostly politeness in help-seeking
+text), summed and squashed by vaderSentiment's ``normalize``. *A labelled user turn*:
+:data:`LEXICON_SHARE` x the evidence-weighted mean of the labels' valences (``emotions.yaml``)
+times 0.7 / 0.85 / 1.0 for intensity 1 / 2 / 3, plus the rest x the word valence. *A neutral
+user turn*: :data:`NEUTRAL_BASE` (a help-seeker's plain turn sits a little below 0) plus
+:data:`NEUTRAL_WORDS_SHARE` x the word valence plus :data:`NEUTRAL_MOOD_SHARE` x the mood of
+the user turns before it (their valences, exponentially weighted, weight
+:data:`MOOD_DECAY` on the older mood): a plain turn inside a distressing story reads below 0.
+A risk statement caps the valence at :data:`RISK_VALENCE`. The weights are the project's
+choice, tuned on the tune half of the gold file (never on the held-out half).
 
-**Assistant turns.** ``concern`` phrases (and a crisis resource of the registry given in the
-turn) against ``warmth_care`` phrases: the larger wins, ``concern`` on a tie, else
-``neutral_informative``; intensity and valence as for user turns. The strategy is the first of
+**Assistant turns.** Warmth evidence: ``warmth_care`` phrases, a caring strategy
+(:data:`CARING_STRATEGIES`) and feelings named in a turn that addresses the user (user-side
+phrases: "you must be scared"); concern evidence: ``concern`` phrases, a crisis resource of the
+registry given in the turn (:data:`RESOURCE_WEIGHT`), hopelessness named to the user and a risk
+statement. The larger wins (``concern`` on a tie), ``neutral_informative`` when both are 0;
+the valence is :data:`BOT_VALENCE_SPAN` x ((1 - e^-warmth) - (1 - e^-concern)), 0 for a
+neutral-informative turn. The strategy is the first of
 :data:`STRATEGY_PRIORITY` with a cue: ``information`` when the turn gives a registry resource or
 an information cue; ``question`` when the turn has a question mark or a sentence opens with an
-interrogative cue; reflection and restatement cues inside a question do not count ("¿cómo te
-sientes?" asks); ``other`` when nothing fires.
+interrogative cue; ``providing_suggestions`` also when a sentence opens with an imperative
+(:data:`SUGGESTION_OPENERS`); reflection and restatement cues inside a question do not count
+("¿cómo te sientes?" asks). A turn with no cue that addresses the user (:data:`SECOND_PERSON`)
+is ``reflection_of_feelings`` when it names a feeling, else ``restatement_paraphrasing`` (such
+an uncued strategy is no warmth evidence); ``other`` otherwise.
 
 **Locale.** ``Dialogue.locale``; when it is None or unknown, the language of the user turns by
 :func:`empath_gate.judging.language.detect_language` (lingua, offline); when that cannot decide,
@@ -39,16 +55,26 @@ sientes?" asks); ``other`` when nothing fires.
 
 from __future__ import annotations
 
-import functools
+import math
 import re
 from dataclasses import dataclass, field
 
 from empath_gate.instrument.models import LOCALES, Instrument, Lexicon
 from empath_gate.turns.labelset import label_set, lexicon, shipped_instrument
-from empath_gate.turns.lexmatch import Hit, Matcher, compile_phrase, ends_before, in_question, resolve, tokens
+from empath_gate.turns.lexmatch import (
+    PUNCTUATION,
+    Hit,
+    Matcher,
+    compile_phrase,
+    ends_before,
+    in_question,
+    resolve,
+    tokens,
+)
 from empath_gate.turns.model import Annotation, Dialogue, DialogueTurn, TurnLabel, TurnLabels
+from empath_gate.turns.riskmatch import RiskMatcher, one_pattern, risk_locales
 
-RULES_VERSION = "1"
+RULES_VERSION = "2"
 """Version of the rules in this module; part of :data:`TurnLabels.version`."""
 
 USER_PRIORITY: tuple[str, ...] = (
@@ -75,8 +101,42 @@ NEGATED_UNPLEASANT_WEIGHT = 0.5
 NEGATED_PLEASANT_WEIGHT = 0.8
 RISK_WEIGHT = 3.0
 INTENSITY_SCALE: dict[int, float] = {0: 0.0, 1: 0.7, 2: 0.85, 3: 1.0}
-EN_LEXICON_SHARE = 0.7
-EN_WORDS_ONLY_SHARE = 0.5
+LEXICON_SHARE = 0.5
+"""Share of the label valence in a labelled turn's valence (the rest: word valence)."""
+NEUTRAL_BASE = -0.1
+"""Valence of a neutral user turn with no rated word and no mood before it."""
+NEUTRAL_WORDS_SHARE = 0.5
+"""Share of the word valence added to a neutral user turn's valence."""
+USER_POSITIVE_SCALE = 0.3
+"""Factor on positive word ratings in user turns without a pleasant label."""
+RISK_VALENCE = -0.85
+"""Highest valence of a user turn with a risk statement."""
+NEUTRAL_MOOD_SHARE = 0.2
+"""Share of the earlier user turns' mood added to a neutral user turn's valence."""
+MOOD_DECAY = 0.3
+"""Weight of the older mood when a user turn's valence joins it (0: the last turn only)."""
+CARING_STRATEGIES: frozenset[str] = frozenset({
+    "reflection_of_feelings", "affirmation_reassurance", "self_disclosure", "restatement_paraphrasing"})
+"""Strategies that count as warmth evidence of a bot turn."""
+CARING_STRATEGY_WEIGHT = 0.4
+"""Warmth evidence of a caring strategy."""
+NAMED_FEELING_WEIGHT = 0.5
+"""Evidence of each feeling a bot turn names to the user."""
+BOT_VALENCE_SPAN = 0.6
+"""Largest size of a bot turn's valence (the gold guide puts warmth at +0.2..+0.6)."""
+RESOURCE_WEIGHT = 0.5
+"""Concern evidence of a crisis resource given in a bot turn."""
+SECOND_PERSON: frozenset[str] = frozenset({
+    "you", "your", "you're", "youre", "yourself", "you've", "you'll",
+    "tu", "tus", "te", "ti", "contigo", "usted", "sientes", "estas", "eres", "tienes", "vives", "has"})
+"""Words that address the reader (folded): a feeling a bot names counts only in a turn that
+speaks to the user ("you must be scared", not "a panic attack is intense fear")."""
+SUGGESTION_OPENERS: frozenset[str] = frozenset({
+    "try", "make", "block", "take", "call", "write", "go", "ask", "keep", "talk", "consider", "remember",
+    "start", "let", "trata", "intenta", "prueba", "haz", "habla", "llama", "escribe", "busca", "pide",
+    "deja", "sal", "toma", "empieza", "platica", "considera", "recuerda", "evita"})
+"""Imperative verbs (folded) that make a sentence opening with them a suggestion ("Try doing
+something you enjoy", "Trata de relajarte")."""
 _NEGATED: dict[str, tuple[str, float]] = {
     "hope": ("hopelessness", NEGATED_PLEASANT_WEIGHT),
     "relief_calm": ("sadness_grief", NEGATED_PLEASANT_WEIGHT),
@@ -133,6 +193,7 @@ class _Scan:
     negators: list[Hit]
     intensifiers: list[Hit]
     diminishers: list[Hit]
+    feelings: list[Hit]
 
 
 def _scan(text: str, matcher: Matcher, label_group: str) -> _Scan:
@@ -143,7 +204,8 @@ def _scan(text: str, matcher: Matcher, label_group: str) -> _Scan:
         by.setdefault(h.group, []).append(h)
     return _Scan(toks, resolve(by.get(label_group, [])), by.get("strategy", []),
                  resolve(by.get("negator", [])), resolve(by.get("intensifier", [])),
-                 resolve(by.get("diminisher", [])))
+                 resolve(by.get("diminisher", [])),
+                 resolve(by.get("user", [])) if label_group == "bot" else [])
 
 
 def _absorb_intensifiers(scan: _Scan) -> list[Hit]:
@@ -200,27 +262,35 @@ def _valence(ev: _Evidence, intensity: int, valences: dict[str, float], neutral:
     return mean * INTENSITY_SCALE[intensity]
 
 
-def _blend(lexical: float, scan: _Scan, found: bool, locale: str) -> float:
-    if locale != "en-US":
-        return lexical
-    from empath_gate.turns.valence_en import word_valence
+def _words(scan: _Scan, locale: str, positive_scale: float) -> float | None:
+    """The word valence (-1..1) of the turn's tokens, or None when no word is rated: English
+    from vaderSentiment's ratings, Spanish from the project's list (:mod:`valence_es`); a
+    negator's scope flips, an intensifier right before raises, positive ratings are scaled by
+    ``positive_scale``."""
+    from empath_gate.turns.valence_en import rated_valence
+    from empath_gate.turns.valence_words import ratings
 
     n = len(scan.toks)
     negated = [ends_before(scan.negators, scan.toks, i, NEGATION_WINDOW) is not None for i in range(n)]
     boosted = [ends_before(scan.intensifiers, scan.toks, i, 1) is not None for i in range(n)]
-    words = word_valence(scan.toks, negated, boosted)
+    rated = ratings(scan.toks, locale)
+    return rated_valence(rated, negated, boosted, positive_scale)
+
+
+def _blend(lexical: float, scan: _Scan, found: bool, locale: str, positive_scale: float = 1.0) -> float:
+    words = _words(scan, locale, positive_scale)
+    if not found:
+        return NEUTRAL_BASE + NEUTRAL_WORDS_SHARE * (words or 0.0)
     if words is None:
         return lexical
-    if found:
-        return EN_LEXICON_SHARE * lexical + (1 - EN_LEXICON_SHARE) * words
-    return EN_WORDS_ONLY_SHARE * words
+    return LEXICON_SHARE * lexical + (1 - LEXICON_SHARE) * words
 
 
 def _clamp(v: float) -> float:
     return round(max(-1.0, min(1.0, v)), 3)
 
 
-def _user_label(i: int, turn: DialogueTurn, ctx: _Context) -> TurnLabel:
+def _user_label(i: int, turn: DialogueTurn, ctx: _Context, mood: float | None = None) -> TurnLabel:
     scan = _scan(turn.text, ctx.matcher, "user")
     ev = _evidence(scan, ctx.valences)
     risk = ctx.risk.search(turn.text)
@@ -228,15 +298,25 @@ def _user_label(i: int, turn: DialogueTurn, ctx: _Context) -> TurnLabel:
         ev.add("hopelessness", RISK_WEIGHT)
     emotional = {k: w for k, w in ev.weight.items() if k != "neutral" and w > 0}
     if not emotional:
-        valence = _blend(0.0, scan, False, ctx.locale)
+        valence = _blend(0.0, scan, False, ctx.locale, USER_POSITIVE_SCALE)
+        if mood is not None:
+            valence += NEUTRAL_MOOD_SHARE * mood
+        if risk:
+            valence = min(valence, RISK_VALENCE)
         return TurnLabel(turn=i, role="user", label="neutral", intensity=0, valence=_clamp(valence))
     label = max(emotional, key=lambda k: (emotional[k], -USER_PRIORITY.index(k)))
     intensity = 3 if risk and label == "hopelessness" else _intensity(ev, label, turn.text)
-    valence = _blend(_valence(ev, intensity, ctx.valences, "neutral"), scan, True, ctx.locale)
+    pleasant = ctx.valences[label] > 0
+    valence = _blend(_valence(ev, intensity, ctx.valences, "neutral"), scan, True, ctx.locale,
+                     1.0 if pleasant else USER_POSITIVE_SCALE)
+    if risk:
+        valence = min(valence, RISK_VALENCE)
     return TurnLabel(turn=i, role="user", label=label, intensity=intensity, valence=_clamp(valence))
 
 
-def _strategy(scan: _Scan, text: str, gives_resource: bool) -> str:
+def _strategy(scan: _Scan, text: str, gives_resource: bool) -> tuple[str, bool]:
+    """``(strategy, cued)``: the strategy of a bot turn and whether a cue gave it (False: the
+    fallback for a turn with no cue)."""
     fired: set[str] = set()
     if gives_resource:
         fired.add("information")
@@ -249,7 +329,19 @@ def _strategy(scan: _Scan, text: str, gives_resource: bool) -> str:
             fired.add("question")
     if "?" in scan.toks:
         fired.add("question")
-    return next(s for s in STRATEGY_PRIORITY if s in fired or s == "other")
+    starts = [t for k, t in enumerate(scan.toks) if k == 0 or scan.toks[k - 1] in PUNCTUATION]
+    if any(t in SUGGESTION_OPENERS for t in starts):
+        fired.add("providing_suggestions")
+    if not fired and _addresses(scan):
+        # no cue: a turn about the user names their feeling (reflection) or their situation
+        feels = any(h.key != "neutral" for h in scan.feelings)
+        return ("reflection_of_feelings" if feels else "restatement_paraphrasing"), False
+    return next(s for s in STRATEGY_PRIORITY if s in fired or s == "other"), True
+
+
+def _addresses(scan: _Scan) -> bool:
+    """Whether a bot turn speaks to the user (a word of :data:`SECOND_PERSON`)."""
+    return any(t in SECOND_PERSON for t in scan.toks)
 
 
 def _gives_resource(i: int, text: str, ctx: _Context) -> bool:
@@ -264,22 +356,41 @@ def _gives_resource(i: int, text: str, ctx: _Context) -> bool:
     return bool(resources_in_turn(turn, ctx.instrument))
 
 
+def _bot_scores(scan: _Scan, ev: _Evidence, strategy: str, risk: bool) -> tuple[float, float]:
+    """``(warmth, concern)`` evidence of a bot turn: its label phrases, plus a caring strategy
+    (reflection, affirmation, self-disclosure, restatement) and feelings it names (user-side
+    phrases: hopelessness and a risk statement count for concern, the others for warmth)."""
+    warmth, concern = ev.weight.get("warmth_care", 0.0), ev.weight.get("concern", 0.0)
+    if strategy in CARING_STRATEGIES:
+        warmth += CARING_STRATEGY_WEIGHT
+    addressed = _addresses(scan)
+    for h in scan.feelings:
+        if not addressed:
+            continue
+        if h.key == "hopelessness":
+            concern += NAMED_FEELING_WEIGHT
+        elif h.key != "neutral":
+            warmth += NAMED_FEELING_WEIGHT
+    if risk:
+        concern += HIT_WEIGHT
+    return warmth, concern
+
+
 def _bot_label(i: int, turn: DialogueTurn, ctx: _Context) -> TurnLabel:
     scan = _scan(turn.text, ctx.matcher, "bot")
     ev = _evidence(scan, ctx.valences)
     gives = _gives_resource(i, turn.text, ctx)
     if gives:
-        ev.add("concern", HIT_WEIGHT)
-    concern, warmth = ev.weight.get("concern", 0.0), ev.weight.get("warmth_care", 0.0)
-    strategy = _strategy(scan, turn.text, gives)
+        ev.add("concern", RESOURCE_WEIGHT)
+    strategy, cued = _strategy(scan, turn.text, gives)
+    warmth, concern = _bot_scores(scan, ev, strategy if cued else "other", ctx.risk.search(turn.text))
+    valence = BOT_VALENCE_SPAN * ((1 - math.exp(-warmth)) - (1 - math.exp(-concern)))
     if concern <= 0 and warmth <= 0:
-        valence = _blend(0.0, scan, False, ctx.locale)
         return TurnLabel(turn=i, role="assistant", label="neutral_informative", intensity=0,
-                         valence=_clamp(valence), strategy=strategy)
+                         valence=0.0, strategy=strategy)
     label = "concern" if concern >= warmth else "warmth_care"
+    ev.weight[label] = max(concern, warmth)
     intensity = _intensity(ev, label, turn.text)
-    lexical = ctx.valences[label] * INTENSITY_SCALE[intensity]
-    valence = _blend(lexical, scan, True, ctx.locale)
     return TurnLabel(turn=i, role="assistant", label=label, intensity=intensity, valence=_clamp(valence),
                      strategy=strategy)
 
@@ -290,7 +401,7 @@ class _Context:
     locale: str
     matcher: Matcher
     valences: dict[str, float]
-    risk: _RiskMatcher
+    risk: RiskMatcher
     keywords: tuple[str, ...]
 
 
@@ -301,40 +412,6 @@ def _may_give_resource(text: str, ctx: _Context) -> bool:
     """False when ``text`` cannot give a registry resource: no digit, no web address and none of
     the registry's texting keywords (the full check, :func:`resources_in_turn`, costs more)."""
     return _RESOURCE_HINT.search(text) is not None or any(k in text for k in ctx.keywords)
-
-
-_UPPER_LITERAL = re.compile(r"(?<!\\)[A-Z]")
-
-
-@dataclass(frozen=True)
-class _RiskMatcher:
-    """The instrument's risk patterns as one alternation: one search per turn instead of one per
-    pattern, and the same answer (a turn matches when any pattern does). Patterns with no
-    upper-case letter are matched case-sensitively against the lower-cased turn, which gives
-    what ``re.IGNORECASE`` gives and runs about a third faster."""
-
-    pattern: re.Pattern[str]
-    lower: bool
-
-    def search(self, text: str) -> bool:
-        """Whether any risk pattern matches ``text``."""
-        return self.pattern.search(text.lower() if self.lower else text) is not None
-
-
-@functools.lru_cache(maxsize=16)
-def _one_pattern(patterns: tuple[str, ...]) -> _RiskMatcher:
-    joined = "|".join(f"(?:{p})" for p in patterns)
-    if any(_UPPER_LITERAL.search(p) for p in patterns):
-        return _RiskMatcher(re.compile(joined, re.IGNORECASE), lower=False)
-    return _RiskMatcher(re.compile(joined), lower=True)
-
-
-def _risk_locales(instrument: Instrument, locale: str) -> tuple[str, ...]:
-    """The locales whose risk patterns a turn is checked against: its own first, then every
-    other locale the ``explicit_risk`` set covers (a Spanish risk statement inside an English
-    conversation is still one)."""
-    covered = tuple(instrument.pattern_set("explicit_risk").patterns)
-    return (locale, *(x for x in covered if x != locale))
 
 
 def resolve_locale(dialogue: Dialogue) -> tuple[str, str]:
@@ -384,16 +461,21 @@ def annotate(dialogue: Dialogue, instrument: Instrument | None = None) -> Annota
     ctx = _Context(
         instrument=inst, locale=locale, matcher=_compiled(lexicon(locale, inst)),
         valences={lab.id: lab.valence for lab in (*ls.user_labels, *ls.bot_labels)},
-        risk=_one_pattern(tuple(p.pattern for loc in _risk_locales(inst, locale)
+        risk=one_pattern(tuple(p.pattern for loc in risk_locales(inst, locale)
                                 for p in patterns_for(inst, "explicit_risk", loc))),
         keywords=tuple(r.keyword for r in inst.resources if r.keyword),
     )
-    labels = tuple(
-        _user_label(i, t, ctx) if t.role == "user" else _bot_label(i, t, ctx)
-        for i, t in enumerate(dialogue.turns)
-    )
+    labels: list[TurnLabel] = []
+    mood: float | None = None
+    for i, t in enumerate(dialogue.turns):
+        if t.role != "user":
+            labels.append(_bot_label(i, t, ctx))
+            continue
+        got = _user_label(i, t, ctx, mood)
+        labels.append(got)
+        mood = got.valence if mood is None else MOOD_DECAY * mood + (1 - MOOD_DECAY) * got.valence
     return TurnLabels(conversation_id=dialogue.conversation_id, annotator="offline",
-                      version=annotator_version(locale, inst, how), labels=labels)
+                      version=annotator_version(locale, inst, how), labels=tuple(labels))
 
 
 __all__ = ["RULES_VERSION", "STRATEGY_PRIORITY", "USER_PRIORITY", "annotate", "annotator_version",

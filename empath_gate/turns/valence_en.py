@@ -36,21 +36,27 @@ def vader_version() -> str:
     return importlib.metadata.version("vaderSentiment")
 
 
-def word_valence(
-    toks: Sequence[str], negated: Sequence[bool], intensified: Sequence[bool]
+def word_ratings(toks: Sequence[str]) -> list[float | None]:
+    """vaderSentiment's rating (-4..4) of every token (None for punctuation and unrated words)."""
+    lexicon = _vader()[0]
+    return [None if tok in PUNCTUATION else lexicon.get(tok) for tok in toks]
+
+
+def rated_valence(
+    ratings: Sequence[float | None], negated: Sequence[bool], intensified: Sequence[bool],
+    positive_scale: float = 1.0,
 ) -> float | None:
-    """The valence (-1..1) of English tokens from vaderSentiment's word ratings, or None when no
-    token has a rating. ``negated[i]`` / ``intensified[i]``: token ``i`` is in a negator's or an
-    intensifier's scope (same length as ``toks``)."""
+    """The valence (-1..1) of tokens with word ``ratings`` (-4..4, None: unrated), or None when
+    no token has a rating. ``negated[i]`` / ``intensified[i]``: token ``i`` is in a negator's or
+    an intensifier's scope (same length as ``ratings``). ``positive_scale`` (0..1) multiplies
+    the ratings that end up positive (the annotator's choice for help-seeking text, where
+    "please", "help" or "thanks" are mostly politeness). Used for both locales."""
     from vaderSentiment.vaderSentiment import normalize
 
-    lexicon, b_incr, n_scalar = _vader()
+    _, b_incr, n_scalar = _vader()
     total = 0.0
     found = False
-    for i, tok in enumerate(toks):
-        if tok in PUNCTUATION:
-            continue
-        rating = lexicon.get(tok)
+    for i, rating in enumerate(ratings):
         if rating is None:
             continue
         found = True
@@ -58,8 +64,16 @@ def word_valence(
             rating += b_incr if rating > 0 else -b_incr
         if negated[i]:
             rating *= n_scalar
-        total += rating
+        total += rating * positive_scale if rating > 0 else rating
     return float(normalize(total)) if found else None
 
 
-__all__ = ["vader_version", "word_valence"]
+def word_valence(
+    toks: Sequence[str], negated: Sequence[bool], intensified: Sequence[bool]
+) -> float | None:
+    """The valence (-1..1) of English tokens from vaderSentiment's word ratings, or None when no
+    token has a rating (:func:`rated_valence` of :func:`word_ratings`)."""
+    return rated_valence(word_ratings(toks), negated, intensified)
+
+
+__all__ = ["rated_valence", "vader_version", "word_ratings", "word_valence"]

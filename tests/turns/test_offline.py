@@ -53,7 +53,10 @@ def test_en_us_labels(text: str, label: str) -> None:
 
 def test_neutral_turns_are_flat_and_emotional_turns_have_a_signed_valence() -> None:
     neutral = _user("es-MX", "hola, buenas tardes")
-    assert (neutral.intensity, neutral.valence) == (0, 0.0)
+    assert neutral.intensity == 0 and -0.3 <= neutral.valence <= 0.3
+    # a neutral turn sits a little below 0 by default and its weak cues move it
+    assert _user("es-MX", "no sé nada, nadie me contesta").valence < neutral.valence
+    assert _user("en-US", "nobody answers, i can't find anyone").valence < _user("en-US", "hello").valence
     assert _user("es-MX", "estoy triste").valence < 0 < _user("es-MX", "ya me siento mejor").valence
     assert _user("en-US", "I feel hopeless").valence < 0 < _user("en-US", "I feel hopeful").valence
 
@@ -107,6 +110,13 @@ def test_the_instruments_risk_phrases_are_hopelessness_at_full_intensity() -> No
     ("es-MX", "Puedes llamar a la Línea de la Vida al 800 911 2000.", "information"),
     ("es-MX", "Si entiendo bien, tu mamá no te habla desde el lunes.", "restatement_paraphrasing"),
     ("es-MX", "No es tu culpa, hiciste lo correcto.", "affirmation_reassurance"),
+    # a sentence opening with an imperative suggests; a turn about the user with no cue restates
+    # their situation, or reflects it when it names a feeling
+    ("en-US", "Try doing something you enjoy.", "providing_suggestions"),
+    ("es-MX", "Me parece bien. Trata de dormir temprano.", "providing_suggestions"),
+    ("en-US", "Your parents are splitting up and each wants you to pick.", "restatement_paraphrasing"),
+    ("es-MX", "Te escucho desanimada, como si el esfuerzo no diera resultados.", "reflection_of_feelings"),
+    ("en-US", "Grief is the process of coping with a loss.", "information"),
 ])
 def test_bot_strategies(locale: str, text: str, strategy: str) -> None:
     lab = _run(locale, ("assistant", text)).labels[0]
@@ -122,6 +132,35 @@ def test_bot_labels() -> None:
     assert (plain.label, plain.intensity, plain.strategy) == ("neutral_informative", 0, "other")
     user = _run("en-US", ("user", "I feel hopeless")).labels[0]
     assert user.strategy is None
+
+
+def test_bot_warmth_from_caring_strategies_and_feelings_named_to_the_user() -> None:
+    def bot(locale: str, text: str) -> TurnLabel:
+        return _run(locale, ("assistant", text)).labels[0]
+
+    # naming the user's feeling is warm; the same feeling word in a definition is not
+    named = bot("en-US", "You must be so scared after what happened.")
+    assert named.label == "warmth_care" and named.valence > 0
+    assert bot("en-US", "A panic attack is a sudden wave of intense fear.").label == "neutral_informative"
+    reassured = bot("es-MX", "Todo va a estar bien, ¡échale ganas!")
+    assert (reassured.label, reassured.strategy) == ("warmth_care", "affirmation_reassurance")
+    said = bot("es-MX", "Lo que escucho es que tu jefe te gritó enfrente de todos.")
+    assert said.strategy == "restatement_paraphrasing"
+    assert bot("es-MX", "A mí también me ha pasado, y sé que cuesta.").strategy == "self_disclosure"
+    # concern is graded: more worry gives a lower valence than a single crisis number
+    number = bot("en-US", "You can call or text 988.")
+    worried = bot("en-US", "I'm worried about your safety. Are you safe right now? Call 988.")
+    assert worried.label == number.label == "concern" and worried.valence < number.valence < 0
+
+
+def test_a_neutral_user_turn_reads_the_mood_of_the_turns_before_it() -> None:
+    plain = "ok, y luego qué sigue"
+    bot, last = ("assistant", "Aquí estoy."), ("user", plain)
+    after_despair = _run("es-MX", ("user", "ya no puedo más, estoy desesperada"), bot, last).labels[2]
+    after_relief = _run("es-MX", ("user", "ya me siento mucho mejor, gracias"), bot, last).labels[2]
+    alone = _user("es-MX", plain)
+    assert after_despair.label == after_relief.label == alone.label == "neutral"
+    assert after_despair.valence < alone.valence < after_relief.valence
 
 
 def test_locale_given_detected_or_assumed() -> None:
@@ -147,7 +186,7 @@ def test_deterministic() -> None:
 def test_the_joined_risk_matcher_agrees_with_the_instruments_patterns() -> None:
     from empath_gate.judging.checks import patterns_for
     from empath_gate.turns.labelset import shipped_instrument
-    from empath_gate.turns.offline import _one_pattern
+    from empath_gate.turns.riskmatch import one_pattern
 
     inst = shipped_instrument()
     texts = {
@@ -159,7 +198,7 @@ def test_the_joined_risk_matcher_agrees_with_the_instruments_patterns() -> None:
     }
     for loc, items in texts.items():
         patterns = patterns_for(inst, "explicit_risk", loc)
-        joined = _one_pattern(tuple(p.pattern for p in patterns))
+        joined = one_pattern(tuple(p.pattern for p in patterns))
         got = [joined.search(t) for t in items]
         assert got == [any(p.search(t) for p in patterns) for t in items]
         assert any(got) and not all(got)
