@@ -123,8 +123,11 @@ def test_deterministic_failure_carries_its_turn() -> None:
     assert "<td class=num>2 (reply)</td>" in row
     assert "same_language: FAIL (critical) — expected es: turn 2 (reply) is en" in html
     assert "turn 3 is en" not in html, "no 0-based index shown as a turn"
+    why = "run 0: same_language failed its check at turn 2 (reply)"
+    assert why in html.split('data-group="failed"')[1].split("</details>")[0], "the why-list names the turn"
     md = render_markdown(res)
-    assert "turn 2 (reply)" in md
+    assert why.replace("_", "\\_") in md, "the markdown why-list too"
+    assert "run 0 · turn 2 (reply) in `transcripts/" in md, "and the worst table's where-column"
 
 
 def test_report_without_baseline_has_no_baseline_column() -> None:
