@@ -84,7 +84,7 @@ def test_plot_without_scores_is_not_drawn() -> None:
 def test_tables_fit_the_page() -> None:
     """Every table is held to the page width (1280 px at most): wider content scrolls inside
     the table, and long ids (conversation ids, metric ids in headers) wrap anywhere."""
-    css = re.sub(r"\s+", "", _CSS)
+    css = re.sub(r"\s*\n\s*", "", _CSS)
     body = re.search(r"(?:^|})body\{([^}]*)\}", css)
     assert body is not None and "max-width:1280px" in body.group(1)
     table = re.search(r"(?:^|})table\{([^}]*)\}", css)
@@ -92,7 +92,9 @@ def test_tables_fit_the_page() -> None:
     for decl in ("max-width:100%", "overflow-x:auto", "display:block"):
         assert decl in table.group(1).split(";"), decl
     cells = re.search(r"(?:^|})th,td\{([^}]*)\}", css)
-    assert cells is not None and "overflow-wrap:anywhere" in cells.group(1).split(";")
+    assert cells is not None and "overflow-wrap:break-word" in cells.group(1).split(";"), "a long word wraps"
+    ids = re.search(r"(?:^|})th code\{([^}]*)\}", css)
+    assert ids is not None and "overflow-wrap:anywhere" in ids.group(1).split(";"), "header ids wrap anywhere"
     html = render_html(_offline_results())
     fixed = re.search(r"<(?:table|td|th)[^>]*\s(?:width|style)=", html)
     assert fixed is None, "no fixed width overrides the sheet"
