@@ -112,6 +112,11 @@ def test_check_turns_reads_the_indices_a_check_names() -> None:
         "(confirm turn 3 (user): the seed's confirm turn (user turn 3))"
     )
     assert check_detail_text("turns 3 and 5 repeat") == "turns 2 (reply) and 3 (reply) repeat"
+    passed = "turn 5 gives Line 988 (en-US); confirm 4 (the seed's confirm turn (user turn 3))"
+    assert check_turns(passed) == (5,)
+    assert check_detail_text(passed) == (
+        "turn 3 (reply) gives Line 988 (en-US); confirm 3 (user) (the seed's confirm turn (user turn 3))"
+    )
 
 
 def test_deterministic_failure_carries_its_turn() -> None:

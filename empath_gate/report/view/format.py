@@ -170,10 +170,10 @@ def turns_text(indices: Sequence[int], limit: int = 5) -> str:
     return ("turn " if len(labels) == 1 else "turns ") + ", ".join(labels)
 
 
-_CHECK_TURN = re.compile(r"(?<!user )\b(turns?) (\d+)(?: and (\d+))?")
+_CHECK_TURN = re.compile(r"(?<!user )\b(turns?|confirm) (\d+)(?: and (\d+))?")
 """A transcript message index as deterministic checks name it (:mod:`empath_gate.judging.checks`:
-``turn 7``, ``turns 3 and 5``, ``confirm turn 4``); ``user turn 3`` is already a 1-based user
-turn (the seed's ``confirm_turn``) and is left alone."""
+``turn 7``, ``turns 3 and 5``, ``confirm turn 4``, ``confirm 4``); ``user turn 3`` is already a
+1-based user turn (the seed's ``confirm_turn``) and is left alone."""
 
 
 def check_turns(detail: str | None) -> tuple[int, ...]:
@@ -182,7 +182,7 @@ def check_turns(detail: str | None) -> tuple[int, ...]:
     measured from and ``user turn k`` (1-based already) are not among them. ``()`` for none."""
     out: list[int] = []
     for m in _CHECK_TURN.finditer(detail or ""):
-        if detail is not None and detail[: m.start()].endswith("confirm "):
+        if m.group(1) == "confirm" or (detail is not None and detail[: m.start()].endswith("confirm ")):
             continue
         out += [int(g) for g in m.groups()[1:] if g is not None]
     return tuple(dict.fromkeys(out))
