@@ -36,14 +36,16 @@ def report_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Results,
 
 
 def test_html_is_self_contained_and_escaped(report_dir: tuple[Path, Results, Results]) -> None:
-    folder, _, cand = report_dir
+    folder, base, cand = report_dir
     html = (folder / "report.html").read_text(encoding="utf-8")
     assert html.count("<script>") == 1, "only the report's own script"
     assert "alert(2)</script>" not in html and "&lt;script&gt;alert(2)" in html
     assert '<img src="https://evil.example' not in html and "&lt;img src=&quot;https://evil.example" in html
     assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", html), "no network reference"
     assert "Content-Security-Policy" in html and "default-src 'none'" in html
-    assert html.count('class="metric-plot"') == len({c.metric_id for c in cand.cells})
+    scored = {c.metric_id for c in (*cand.cells, *base.cells) if any(s is not None for s in c.run_scores)}
+    assert scored < {c.metric_id for c in cand.cells}, "a criteria-only metric draws no plot"
+    assert html.count('class="metric-plot"') == len(scored)
     assert 'class="threshold"' in html
     assert "transcript file missing: transcripts/crisis/lonely-night__en-kim__r2.jsonl" in html
     assert "JudgeFailure: parse_error" in html
@@ -121,7 +123,7 @@ def test_report_in_headless_chromium(report_dir: tuple[Path, Results, Results], 
     )
     assert len(re.findall(r'<details class="transcript"[^>]*\sopen', dom)) == len(cand.records)
     assert 'id="verdict"' in dom and 'data-status="failed"' in dom
-    assert dom.count('class="metric-plot"') == 6 and 'class="dimension-bars"' in dom
+    assert dom.count('class="metric-plot"') == 5 and 'class="dimension-bars"' in dom  # 1 criteria-only
     assert 'mark class="cite"' in dom and "transcript-missing" in dom
     assert "<img" not in dom, "hostile markup stayed text"
 

@@ -13,8 +13,11 @@ body{font:14px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:va
 background:var(--bg);margin:0;padding:0 24px 48px;max-width:1280px}
 h1{font-size:22px;margin:16px 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid var(--line)}
 h3{font-size:15px;margin:16px 0 6px}
-table{border-collapse:collapse;margin:6px 0 12px}th,td{border:1px solid var(--line);padding:3px 8px;
-text-align:left;vertical-align:top}th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums}
+table{border-collapse:collapse;margin:6px 0 12px;display:block;max-width:100%;overflow-x:auto}
+th,td{border:1px solid var(--line);padding:3px 8px;text-align:left;vertical-align:top;
+overflow-wrap:break-word}
+th code{overflow-wrap:anywhere}
+th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;padding:1px 4px;
 border-radius:4px}
 .verdict{padding:12px 16px;border-radius:8px;margin:12px 0;border:2px solid}

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from empath_gate.analysis.stats import CellStats
 from empath_gate.report.escape import html_text as h
+from empath_gate.report.html.summary import table_html
 from empath_gate.report.html.transcripts import _anchor
 from empath_gate.report.view import MetricRow, WorstEntry, fmt_num, fmt_pct, reliability_rows, turn_label
 from empath_gate.results import Results
@@ -82,20 +83,20 @@ def _reliability(results: Results, rows: Sequence[MetricRow]) -> str:
     rel = reliability_rows(results, rows)
     if not rel:
         return ""
-    body = "".join(
-        f'<tr data-metric="{h(r.metric_id)}"><td><code>{h(r.metric_id)}</code></td>'
-        f"<td class=num>{fmt_num(r.within_sd)}</td><td class=num>{fmt_num(r.icc)}</td>"
-        f"<td class=num>{fmt_num(r.flip_rate)}</td>"
-        f"<td class=num>{fmt_pct(r.different_transcripts)}</td>"
-        f"<td class=num>{fmt_num(r.judge_variance)}</td>"
-        f"<td class=num>{fmt_num(r.generation_variance)}</td></tr>"
+    body = [
+        (f'<tr data-metric="{h(r.metric_id)}">',
+         [f"<td><code>{h(r.metric_id)}</code></td>",
+          f"<td class=num>{fmt_num(r.within_sd)}</td>", f"<td class=num>{fmt_num(r.icc)}</td>",
+          f"<td class=num>{fmt_num(r.flip_rate)}</td>",
+          f"<td class=num>{fmt_pct(r.different_transcripts)}</td>",
+          f"<td class=num>{fmt_num(r.judge_variance)}</td>",
+          f"<td class=num>{fmt_num(r.generation_variance)}</td>"])
         for r in rel
-    )
-    return (
-        '<section id="reliability"><h2>Test-retest reliability</h2><table><thead><tr><th>Metric</th>'
-        "<th>Within-conversation SD</th><th>ICC(1,1)</th><th>Flip rate</th><th>Different transcripts</th>"
-        "<th>σ² judge</th><th>σ² generation</th></tr></thead><tbody>" + body + "</tbody></table></section>"
-    )
+    ]
+    head = [f"<th>{t}</th>" for t in ("Metric", "Within-conversation SD", "ICC(1,1)", "Flip rate",
+                                      "Different transcripts", "σ² judge", "σ² generation")]
+    return ('<section id="reliability"><h2>Test-retest reliability</h2>' + table_html(head, body)
+            + "</section>")
 
 
 def _waivers(results: Results) -> str:
@@ -114,7 +115,7 @@ def _waivers(results: Results) -> str:
 def _worst(entries: Sequence[WorstEntry], embedded: set[str]) -> str:
     if not entries:
         return ""
-    body = []
+    body: list[tuple[str, list[str]]] = []
     for e in entries:
         tid = f"{e.conversation_id}-r{e.run}" if e.run is not None else None
         link = (
@@ -123,15 +124,14 @@ def _worst(entries: Sequence[WorstEntry], embedded: set[str]) -> str:
             else h(e.transcript_path or "—")
         )
         turns = ", ".join(dict.fromkeys(turn_label(t, word=False) for t in e.turns)) or "—"
-        body.append(
-            f"<tr><td><code>{h(e.conversation_id)}</code></td><td><code>{h(e.metric_id)}</code></td>"
-            f'<td class="st-{h(e.status)}">{h(e.status)}</td>'
-            f"<td class=num>{e.score if e.score is not None else '—'}</td>"
-            f"<td>{h(e.criterion_id or '—')}</td><td class=num>{e.run if e.run is not None else '—'}</td>"
-            f"<td class=num>{turns}</td><td>{link}</td></tr>"
-        )
-    return (
-        '<section id="worst"><h2>Worst conversations</h2><table><thead><tr><th>Conversation</th>'
-        "<th>Metric</th><th>Outcome</th><th>Score</th><th>Failed criterion</th><th>Run</th><th>Turn</th>"
-        "<th>Transcript</th></tr></thead><tbody>" + "".join(body) + "</tbody></table></section>"
-    )
+        body.append(("<tr>", [
+            f"<td><code>{h(e.conversation_id)}</code></td>", f"<td><code>{h(e.metric_id)}</code></td>",
+            f'<td class="st-{h(e.status)}">{h(e.status)}</td>',
+            f"<td class=num>{e.score if e.score is not None else '—'}</td>",
+            f"<td>{h(e.criterion_id or '—')}</td>",
+            f"<td class=num>{e.run if e.run is not None else '—'}</td>",
+            f"<td class=num>{turns}</td>", f"<td>{link}</td>",
+        ]))
+    head = [f"<th>{t}</th>" for t in ("Conversation", "Metric", "Outcome", "Score", "Failed criterion", "Run",
+                                      "Turn", "Transcript")]
+    return '<section id="worst"><h2>Worst conversations</h2>' + table_html(head, body) + "</section>"

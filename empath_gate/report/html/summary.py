@@ -3,6 +3,7 @@ tables with their plots, and the footer (pure)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from empath_gate.analysis.stats import CellStats
@@ -43,6 +44,24 @@ _STATUS_TEXT = {
     "skipped": "skipped",
     "criteria_only": "criteria-only",
 }
+
+
+_EMPTY_CELL = re.compile(r"<td[^>]*>(?:—|)</td>")
+"""A table cell that shows no value: empty or the report's dash for "no figure"."""
+
+
+def table_html(head: Sequence[str], rows: Sequence[tuple[str, Sequence[str]]], cls: str = "") -> str:
+    """A table with every column that shows no value in any row left out (a column of dashes
+    is no data: e.g. the baseline columns of a report without a baseline, or the candidate
+    means of a criteria-only run). ``head``: the ``<th>`` cells; ``rows``: (the ``<tr ...>``
+    opening tag, its ``<td>`` cells), one cell per head cell. ``""`` when there is no row."""
+    if not rows:
+        return ""
+    keep = [i for i in range(len(head)) if any(not _EMPTY_CELL.fullmatch(cells[i]) for _, cells in rows)]
+    body = "".join(tr + "".join(cells[i] for i in keep) + "</tr>" for tr, cells in rows)
+    attr = f' class="{cls}"' if cls else ""
+    return (f"<table{attr}><thead><tr>" + "".join(head[i] for i in keep) + "</tr></thead><tbody>" + body
+            + "</tbody></table>")
 
 
 def _header(results: Results, rows: Sequence[MetricRow]) -> str:
@@ -93,25 +112,27 @@ def _header(results: Results, rows: Sequence[MetricRow]) -> str:
 
 def _dimensions(rows: Sequence[MetricRow], labels: Mapping[str, str] | None) -> str:
     drows = dimension_rows(rows)
-    body = []
+    body: list[tuple[str, list[str]]] = []
     bars = []
     for d in drows:
         label = dimension_label(d.dimension, labels)
         failing = ", ".join(
             [f"<code>{h(m)}</code>" for m in d.failing] + [f"<code>{h(m)}</code> (error)" for m in d.errored]
         ) or "0"
-        body.append(
-            f'<tr class="dim" data-dimension="{h(d.dimension)}"><td class="st-{d.status}">'
-            f"{_STATUS_TEXT[d.status]}</td><td>{h(label)}</td><td class=num>{len(d.metrics)}</td>"
-            f"<td>{failing}</td><td class=num>{fmt_num(d.baseline_mean)}</td>"
-            f"<td class=num>{fmt_num(d.candidate_mean)}</td><td class=num>{fmt_delta(d.change)}</td></tr>"
-        )
+        body.append((
+            f'<tr class="dim" data-dimension="{h(d.dimension)}">',
+            [f'<td class="st-{d.status}">{_STATUS_TEXT[d.status]}</td>', f"<td>{h(label)}</td>",
+             f"<td class=num>{len(d.metrics)}</td>", f"<td>{failing}</td>",
+             f"<td class=num>{fmt_num(d.baseline_mean)}</td>",
+             f"<td class=num>{fmt_num(d.candidate_mean)}</td>",
+             f"<td class=num>{fmt_delta(d.change)}</td>"],
+        ))
         bars.append((label, d.baseline_mean, d.candidate_mean))
+    titles = ("Status", "Dimension", "Metrics", "Failing", "Baseline", "Candidate", "Δ")
+    head = [f"<th>{t}</th>" for t in titles]
     return (
-        '<section id="dimensions"><h2>Dimensions</h2><table><thead><tr><th>Status</th><th>Dimension</th>'
-        "<th>Metrics</th><th>Failing</th><th>Baseline</th><th>Candidate</th><th>Δ</th></tr></thead><tbody>"
-        + "".join(body)
-        + "</tbody></table>"
+        '<section id="dimensions"><h2>Dimensions</h2>'
+        + table_html(head, body)
         + dimension_bars_svg(bars)
         + "</section>"
     )
@@ -133,7 +154,7 @@ def _regression(r: MetricRow) -> str:
     return f'<td class="st-failed">regressed{h(note)}</td>'
 
 
-def _metric_row(r: MetricRow, labels: Mapping[str, str] | None) -> str:
+def _metric_row(r: MetricRow, labels: Mapping[str, str] | None) -> tuple[str, list[str]]:
     mr = r.regression
     ci = "—"
     if mr is not None and mr.ci_low is not None and mr.ci_high is not None:
@@ -145,15 +166,15 @@ def _metric_row(r: MetricRow, labels: Mapping[str, str] | None) -> str:
         status += f": {CRITERIA_ONLY_NOTE}"
     delta = mr.effect if mr is not None else None
     return (
-        f'<tr class="metric" data-metric="{h(r.metric_id)}" data-status="{r.status}">'
-        f'<td class="st-{r.status}">{h(status)}</td><td>{name}</td>'
-        f"<td class=num>{'not in baseline' if r.in_baseline is False else fmt_num(r.baseline_mean)}</td>"
-        f"<td class=num>{fmt_num(r.candidate_mean)}</td>"
-        f"<td class=num>{fmt_delta(delta)}</td><td class=num>{ci}</td>"
-        f"<td class=num>{fmt_num(mr.mdd if mr else None)}</td>"
-        f"<td class=num>{f'{r.run_min}–{r.run_max}' if r.run_min is not None else '—'}</td>"
-        f'<td class=num>{fmt_num(r.flip_rate)}</td><td class="threshold-cell">{_threshold(r)}</td>'
-        f"{_regression(r)}</tr>"
+        f'<tr class="metric" data-metric="{h(r.metric_id)}" data-status="{r.status}">',
+        [f'<td class="st-{r.status}">{h(status)}</td>', f"<td>{name}</td>",
+         f"<td class=num>{'not in baseline' if r.in_baseline is False else fmt_num(r.baseline_mean)}</td>",
+         f"<td class=num>{fmt_num(r.candidate_mean)}</td>",
+         f"<td class=num>{fmt_delta(delta)}</td>", f"<td class=num>{ci}</td>",
+         f"<td class=num>{fmt_num(mr.mdd if mr else None)}</td>",
+         f"<td class=num>{f'{r.run_min}–{r.run_max}' if r.run_min is not None else '—'}</td>",
+         f"<td class=num>{fmt_num(r.flip_rate)}</td>", f'<td class="threshold-cell">{_threshold(r)}</td>',
+         _regression(r)],
     )
 
 
@@ -171,11 +192,14 @@ def _plots(
         svg = metric_plot_svg(
             r.metric_id,
             cand.get(r.metric_id, []),
-            base.get(r.metric_id, []),
+            base.get(r.metric_id, []) if baseline is not None else None,
             r.min_mean,
             min_runs.get(r.metric_id),
         )
-        plots.append(f'<div class="plot"><h3><code>{h(r.metric_id)}</code></h3>{svg}</div>')
+        if svg:  # a metric without a judged run score draws no plot
+            plots.append(f'<div class="plot"><h3><code>{h(r.metric_id)}</code></h3>{svg}</div>')
+    if not plots:
+        return ""
     return '<h3>Run scores per metric</h3><div class="plots">' + "".join(plots) + "</div>"
 
 
@@ -231,16 +255,21 @@ def _metrics(
     labels: Mapping[str, str] | None,
     min_runs: Mapping[str, float],
 ) -> str:
-    table = (
-        "<table><thead><tr><th>Status</th><th>Metric</th><th>Baseline</th><th>Candidate</th><th>Δ</th>"
-        "<th>95% CI</th><th>MDD</th><th>Runs</th><th>Flip</th><th>Threshold</th><th>Regression</th>"
-        "</tr></thead><tbody>" + "".join(_metric_row(r, labels) for r in rows) + "</tbody></table>"
-    )
+    titles = ("Status", "Metric", "Baseline", "Candidate", "Δ", "95% CI", "MDD", "Runs", "Flip", "Threshold",
+              "Regression")
+    head = [f"<th>{t}</th>" for t in titles]
+    table = table_html(head, [_metric_row(r, labels) for r in rows])
+    legend = ["⚑ critical"]
+    if "<th>Δ</th>" in table:
+        legend.append("Δ = candidate − baseline (1–10, higher is safer)")
+    for th, text in (("MDD", "MDD = smallest drop this run could detect"),
+                     ("Runs", "Runs = lowest–highest run score"), ("Flip", "Flip = mean flip rate")):
+        if f"<th>{th}</th>" in table:
+            legend.append(text)
     return (
         '<section id="metrics"><h2>Metrics</h2>'
         + table
-        + '<p class="muted">⚑ critical · Δ = candidate − baseline (1–10, higher is safer) · MDD = smallest '
-        "drop this run could detect · Runs = lowest–highest run score · Flip = mean flip rate</p>"
+        + f'<p class="muted">{" · ".join(legend)}</p>'
         + _why(results)
         + _auditor(results)
         + _plots(results, baseline, rows, min_runs)

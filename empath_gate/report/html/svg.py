@@ -16,14 +16,19 @@ def _y(score: float, top: float, height: float) -> float:
 def metric_plot_svg(
     metric_id: str,
     candidate: Sequence[CellStats],
-    baseline: Sequence[CellStats],
+    baseline: Sequence[CellStats] | None,
     min_mean: float | None,
     min_run: float | None = None,
 ) -> str:
     """An inline SVG strip plot of one metric's judged run scores (1-10, higher is safer):
     baseline runs on the left, candidate runs on the right (one dot per run, spread
     deterministically by conversation), each side's mean as a bar, and dashed threshold lines
-    at ``min_mean`` (and ``min_run`` when given). 300 x 190 px."""
+    at ``min_mean`` (and ``min_run`` when given). 300 x 190 px. ``baseline`` ``None`` (no
+    baseline file): no baseline side at all; ``[]``: the baseline has no runs of this metric
+    ("no data" on its side). ``""`` (nothing drawn) when no side has a judged run score, e.g.
+    a criteria-only (offline) metric."""
+    if not any(sc is not None for c in (*candidate, *(baseline or ())) for sc in c.run_scores):
+        return ""
     w, hgt, left, top, ph = 300, 190, 34, 12, 150
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{hgt}" viewBox="0 0 {w} {hgt}" '
@@ -36,7 +41,10 @@ def metric_plot_svg(
             f'<text x="{left - 6}" y="{y + 4:.1f}" font-size="10" text-anchor="end" fill="#59636e">{s}</text>'
         )
     groups = (("baseline", baseline, left + 20, "#8c959f"), ("candidate", candidate, left + 140, "#0969da"))
-    for name, cells, x0, color in groups:
+    for name, side, x0, color in groups:
+        if side is None:
+            continue
+        cells = side
         parts.append(
             f'<text x="{x0 + 50}" y="{hgt - 8}" font-size="11" text-anchor="middle" '
             f'fill="#59636e">{name}</text>'
@@ -86,7 +94,11 @@ def metric_plot_svg(
 
 def dimension_bars_svg(rows: Sequence[tuple[str, float | None, float | None]]) -> str:
     """Horizontal bars of each dimension's candidate mean (blue) over its baseline mean (grey
-    outline), on the 1-10 scale. ``rows``: ``(label, baseline_mean, candidate_mean)``."""
+    outline), on the 1-10 scale. ``rows``: ``(label, baseline_mean, candidate_mean)``; a row
+    with neither mean is left out, and ``""`` (nothing drawn) when no row has one."""
+    rows = [r for r in rows if r[1] is not None or r[2] is not None]
+    if not rows:
+        return ""
     bar_w, lab_w, row_h = 300, 170, 22
     hgt = row_h * len(rows) + 20
     parts = [

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from empath_gate.analysis.risk_timing import TranscriptTiming
 from empath_gate.report.escape import html_text as h
+from empath_gate.report.html.summary import table_html
 from empath_gate.report.view.risk_timing import TIMING_LABEL, detector_lines, timing_line
 from empath_gate.results.model import Results
 
@@ -60,13 +61,13 @@ def timing_section(results: Results) -> str:
         if suite.constant_texts:
             shown = "; ".join(suite.constant_texts[:5])
             out.append(f"<p>Set aside as constant text: {h(shown)}</p>")
-        rows = "".join(
-            f'<tr><td><code>{h(t.transcript_id)}</code></td><td>{h(TIMING_LABEL[t.timing])}</td>'
-            f"<td>{'' if t.lag is None else f'{t.lag:+d}'}</td><td>{timeline_svg(t)}</td></tr>"
+        rows = [
+            ("<tr>", [f"<td><code>{h(t.transcript_id)}</code></td>", f"<td>{h(TIMING_LABEL[t.timing])}</td>",
+                      f"<td>{'' if t.lag is None else f'{t.lag:+d}'}</td>", f"<td>{timeline_svg(t)}</td>"])
             for t in suite.transcripts
-        )
-        out.append(f"<table><thead><tr><th>transcript</th><th>timing</th><th>lag</th><th>timeline</th></tr>"
-                   f"</thead><tbody>{rows}</tbody></table>")
+        ]
+        head = [f"<th>{t}</th>" for t in ("transcript", "timing", "lag", "timeline")]
+        out.append(table_html(head, rows))
     if results.detector:
         items = "".join(f"<li>{h(line)}</li>" for line in detector_lines(results))
         out.append(f"<h3>The bot's risk detector</h3><ul>{items}</ul>")

@@ -21,6 +21,8 @@ from __future__ import annotations
 from empath_gate.report.view.format import (
     CRITERIA_ONLY_NOTE,
     calibration_text,
+    check_detail_text,
+    check_turns,
     cost_text,
     fmt_delta,
     fmt_num,
@@ -79,6 +81,8 @@ __all__ = [
     "WorstEntry",
     "calibration_text",
     "cell_outcomes",
+    "check_detail_text",
+    "check_turns",
     "cost_text",
     "criteria_only_metrics",
     "dimension_label",

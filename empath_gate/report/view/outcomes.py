@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from empath_gate.report.view.format import check_turns, turns_text
 from empath_gate.report.view.rows import metric_order
 from empath_gate.results import Results
 
@@ -24,13 +25,32 @@ OUTCOME_GROUPS: tuple[OutcomeGroup, ...] = ("failed", "error", "incomplete", "xf
 class CellOutcome:
     """One test (a conversation x metric cell) worth explaining: ``test_id`` is the pytest
     id ``<seed>-<persona>-<metric>``; ``messages``: the gate's reasons (for ``advisory``, the
-    messages of the failed conditions that did not gate)."""
+    messages of the failed conditions that did not gate), then one per failed deterministic
+    check that names its turns (:func:`check_failures`)."""
 
     test_id: str
     conversation_id: str
     metric_id: str
     group: OutcomeGroup
     messages: tuple[str, ...]
+
+
+def check_failures(results: Results) -> dict[tuple[str, str], tuple[str, ...]]:
+    """(conversation id, metric id) -> one line per failed deterministic check (first judging of
+    each run) whose detail names turns, e.g. ``run 0: locale_resource_given failed its check at
+    turn 4 (reply)``: the 1-based turns of :func:`~empath_gate.report.view.format.check_turns`."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for rec in results.records:
+        for v in rec.verdicts:
+            if v.rejudge != 0:
+                continue
+            for c in v.criteria:
+                turns = check_turns(c.check_detail) if c.check == "FAIL" else ()
+                if turns:
+                    out.setdefault((rec.conversation_id, v.metric_id), []).append(
+                        f"run {rec.run}: {c.criterion_id} failed its check at {turns_text(turns)}"
+                    )
+    return {k: tuple(v) for k, v in out.items()}
 
 
 def cell_outcomes(results: Results) -> Mapping[OutcomeGroup, tuple[CellOutcome, ...]]:
@@ -41,6 +61,7 @@ def cell_outcomes(results: Results) -> Mapping[OutcomeGroup, tuple[CellOutcome, 
         enumerate(results.decisions), key=lambda p: (rank.get(p[1].metric_id, len(rank)), p[0])
     )
     out: dict[OutcomeGroup, list[CellOutcome]] = {g: [] for g in OUTCOME_GROUPS}
+    checks = check_failures(results)
     for _, d in decisions:
         group: OutcomeGroup
         if d.status in ("failed", "error", "incomplete", "xfail"):
@@ -50,5 +71,6 @@ def cell_outcomes(results: Results) -> Mapping[OutcomeGroup, tuple[CellOutcome, 
             group, messages = "advisory", not_gating or d.advisories
         else:
             continue
-        out[group].append(CellOutcome(d.test_id, d.conversation_id, d.metric_id, group, tuple(messages)))
+        messages = (*messages, *checks.get((d.conversation_id, d.metric_id), ()))
+        out[group].append(CellOutcome(d.test_id, d.conversation_id, d.metric_id, group, messages))
     return {g: tuple(v) for g, v in out.items()}
