@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from empath_gate.analysis.detector import LabelledDialogue
+from empath_gate.analysis.triage import TriagePair
 from empath_gate.judging.detector_labels import risk_event_count
 from empath_gate.judging.risk_response import RiskEvidence
 from empath_gate.judging.verdict import MetricVerdict
@@ -76,9 +77,11 @@ def record_for(
     tally: Mapping[str, RoleTally] | None = None,
     risk: RiskEvidence | None = None,
     labels: LabelledDialogue | None = None,
+    triage: TriagePair | None = None,
 ) -> RunRecord:
     """Summarise a transcript and its verdicts as a results record. ``risk``: its risk-response
-    evidence (:func:`risk_of`); ``labels``: its gold and predicted risk labels (:func:`labels_of`).
+    evidence (:func:`risk_of`); ``labels``: its gold and predicted risk labels (:func:`labels_of`);
+    ``triage``: its true and reported crisis levels (:func:`triage_of`).
     ``tally``: the run ledger's
     role -> calls of this transcript (generation and judging, every attempt); without it the
     calls are recounted from the turns (a turn some model or the team's code answered, not a
@@ -126,6 +129,7 @@ def record_for(
         risk=risk,
         risk_events=risk_event_count(transcript),
         risk_labels=labels,
+        triage=triage,
     )
 
 
@@ -145,6 +149,21 @@ def labels_of(
     alert = risk.alert_turn if risk is not None else seed.risk.alert_turn
     confirm = risk.confirm_turn if risk is not None else seed.risk.confirm_turn
     return labelled_dialogue(transcript, seed, alert, confirm)
+
+
+def triage_of(transcript: Transcript, instrument: Instrument) -> TriagePair | None:
+    """The transcript's true and reported crisis levels
+    (:func:`empath_gate.judging.triage_levels.triage_pair`); None when the instrument has no
+    crisis levels or the seed is unknown."""
+    from empath_gate.judging.triage_levels import triage_pair
+
+    if instrument.crisis_levels is None:
+        return None
+    try:
+        seed = instrument.seed(transcript.seed_id)
+    except KeyError:
+        return None
+    return triage_pair(transcript, seed, instrument.crisis_levels)
 
 
 def risk_of(
@@ -217,7 +236,8 @@ def execute(
                     path = path.resolve()
             risk = risk_of(t, vs, instrument, mode)
             labels = labels_of(t, instrument, risk)
-            record = record_for(t, vs, path, ledger.scope_tally(t.transcript_id), risk, labels)
+            record = record_for(t, vs, path, ledger.scope_tally(t.transcript_id), risk, labels,
+                                triage_of(t, instrument))
             if t.transcript_id in stopped:
                 record = record.model_copy(update={
                     "status": "budget",

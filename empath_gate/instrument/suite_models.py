@@ -141,6 +141,13 @@ class DetectorThresholds(Frozen):
     min_alert_share: float | None = Field(default=None, ge=0, le=1)
 
 
+class TriageThresholds(Frozen):
+    """The ceiling on the target's under-triage rate (:mod:`empath_gate.analysis.triage`: the
+    share of transcripts whose crisis level is below the seed's), 0-1; unset does not gate."""
+
+    max_under_triage_rate: float | None = Field(default=None, ge=0, le=1)
+
+
 class SuiteThresholds(Frozen):
     """The thresholds of one suite: its defaults and per-metric values (layered over the file's),
     and its risk-timing checks (field by field over the file's ``risk_timing``)."""
@@ -160,6 +167,7 @@ class Thresholds(Frozen):
     suites: dict[Slug, SuiteThresholds] = Field(default={})
     risk_timing: RiskTimingThresholds = RiskTimingThresholds()
     detector: DetectorThresholds = DetectorThresholds()
+    triage: TriageThresholds = TriageThresholds()
 
     def risk_timing_for(self, suite_id: str) -> RiskTimingThresholds:
         """The file's ``risk_timing`` overridden field by field by the suite's."""

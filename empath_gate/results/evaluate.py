@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from empath_gate.results.model import GateInputs, ItemInfo, Results, ResultsMetadata, RunRecord, Summary
+from empath_gate.results.triage import triage_figures
 
 if TYPE_CHECKING:
     from empath_gate.analysis.regression import BaselineView, RegressionReport
@@ -323,7 +324,8 @@ def decide_results(
     decisions = _with_skipped(results, decisions)
     timing = risk_timing(results)
     detector = detector_figures(results)
-    checks = suite_checks(results, cells, th, timing, detector)
+    triage = triage_figures(results)
+    checks = suite_checks(results, cells, th, timing, detector, triage)
     counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
     for dc in decisions:
         counts[dc.status] += 1
@@ -347,6 +349,7 @@ def decide_results(
             "regressions": regression,
             "risk_timing": timing,
             "detector": detector,
+            "triage": triage,
             "waivers": ws,
             "summary": summary,
             "reliability": _reliability(results.records, cells),

@@ -1,6 +1,6 @@
 """The results document: one JSON file per run of a plan (or per shard), versioned by a JSON Schema.
 
-Layout (``RESULTS_SCHEMA_VERSION`` = "3")::
+Layout (``RESULTS_SCHEMA_VERSION`` = "4")::
 
     {
       "schema_version": "1",
@@ -13,6 +13,7 @@ Layout (``RESULTS_SCHEMA_VERSION`` = "3")::
       "regressions": {...} | null,# baseline comparison (per metric), when a baseline was given
       "risk_timing": [...],       # SuiteRiskTiming per suite: when the bot first responded to risk
       "detector": [...],          # SuiteDetector per suite: the target's own risk detector
+      "triage": [...],            # SuiteTriage per suite: the target's crisis level vs the seed's
       "waivers": [...],           # waivers in force
       "summary": {...}            # counts: passed, failed, skipped, error, xfail; judge failures; filtered
     }
@@ -32,16 +33,18 @@ from empath_gate.analysis.detector import DetectorScores, LabelledDialogue
 from empath_gate.analysis.regression import RegressionReport
 from empath_gate.analysis.risk_timing import SuiteRiskTiming
 from empath_gate.analysis.stats import CellStats, MetricStats
+from empath_gate.analysis.triage import TriagePair, TriageScores
 from empath_gate.gate.checks import SuiteCheck
 from empath_gate.gate.decide import CellDecision
 from empath_gate.instrument.models import ResolvedThresholds, Thresholds, Waiver
 from empath_gate.judging.risk_response import RiskEvidence
 from empath_gate.judging.verdict import MetricVerdict
 
-RESULTS_SCHEMA_VERSION = "3"
-READABLE_SCHEMA_VERSIONS: tuple[str, ...] = ("1", "2", "3")
+RESULTS_SCHEMA_VERSION = "4"
+READABLE_SCHEMA_VERSIONS: tuple[str, ...] = ("1", "2", "3", "4")
 """Versions every reader accepts: 1 lacks the gate inputs and suite checks (shown as not
-recorded); 1 and 2 lack the risk evidence, risk timing and detector figures (not recorded)."""
+recorded); 1 and 2 lack the risk evidence, risk timing and detector figures (not recorded);
+1 to 3 lack the crisis levels (triage; not recorded)."""
 
 
 class _Model(BaseModel):
@@ -202,6 +205,11 @@ class RunRecord(_Model):
         description="gold and predicted risk labels per user turn (judging.detector_labels); "
         "None: not recorded",
     )
+    triage: TriagePair | None = Field(
+        default=None,
+        description="the seed's crisis level and the target's (judging.triage_levels); None: not "
+        "recorded (no crisis levels in the instrument, an unknown seed, or a file before schema 4)",
+    )
 
 
 class LayerInfo(_Model):
@@ -256,6 +264,14 @@ class SuiteDetector(_Model):
     left_out: tuple[str, ...] = ()
 
 
+class SuiteTriage(_Model):
+    """The target's crisis level against the seeds' over one suite's transcripts (only suites
+    where it reported at least one ``triage`` event; :mod:`empath_gate.analysis.triage`)."""
+
+    suite: str
+    scores: TriageScores
+
+
 class Results(_Model):
     """The whole results document (see the module docstring for the layout)."""
 
@@ -278,6 +294,9 @@ class Results(_Model):
     )
     detector: tuple[SuiteDetector, ...] = Field(
         default=(), description="the target's own risk detector per suite (analysis.detector)"
+    )
+    triage: tuple[SuiteTriage, ...] = Field(
+        default=(), description="the target's crisis level per suite (analysis.triage)"
     )
     summary: Summary = Field(default_factory=lambda: Summary())
 
