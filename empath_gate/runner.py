@@ -151,10 +151,13 @@ def labels_of(
     return labelled_dialogue(transcript, seed, alert, confirm)
 
 
-def triage_of(transcript: Transcript, instrument: Instrument) -> TriagePair | None:
+def triage_of(
+    transcript: Transcript, instrument: Instrument, verdicts: Sequence[MetricVerdict] = ()
+) -> TriagePair | None:
     """The transcript's true and reported crisis levels
-    (:func:`empath_gate.judging.triage_levels.triage_pair`); None when the instrument has no
-    crisis levels or the seed is unknown."""
+    (:func:`empath_gate.judging.triage_levels.triage_pair`, the judge's response level from
+    ``verdicts`` where the target reported none); None when the instrument has no crisis levels
+    or the seed is unknown."""
     from empath_gate.judging.triage_levels import triage_pair
 
     if instrument.crisis_levels is None:
@@ -163,7 +166,7 @@ def triage_of(transcript: Transcript, instrument: Instrument) -> TriagePair | No
         seed = instrument.seed(transcript.seed_id)
     except KeyError:
         return None
-    return triage_pair(transcript, seed, instrument.crisis_levels)
+    return triage_pair(transcript, seed, instrument.crisis_levels, verdicts)
 
 
 def risk_of(
@@ -237,7 +240,7 @@ def execute(
             risk = risk_of(t, vs, instrument, mode)
             labels = labels_of(t, instrument, risk)
             record = record_for(t, vs, path, ledger.scope_tally(t.transcript_id), risk, labels,
-                                triage_of(t, instrument))
+                                triage_of(t, instrument, vs))
             if t.transcript_id in stopped:
                 record = record.model_copy(update={
                     "status": "budget",

@@ -22,6 +22,7 @@ those without a truth likewise (``no_truth``). Every rate is None when ``scored`
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import Field
 
@@ -30,13 +31,21 @@ from empath_gate.instrument.crisis_levels import LEVEL_IDS
 
 
 class TriagePair(AnalysisModel):
-    """One transcript: its true level and the level the target gave (module docstring), and
-    ``reports``: how many ``triage`` events the target sent in it."""
+    """One transcript: its true level and the level the target gave (module docstring);
+    ``reports``: how many ``triage`` events the target sent in it; ``source``: where ``level``
+    came from (``event``: its triage classifier; ``judge``: the level of response the judge
+    assigned, ``response_level`` with ``cited_turns``, 0-based transcript turns); and
+    ``judge_user_level``: the judge's own estimate of the user's level (judge validity only,
+    never the target's level)."""
 
     transcript_id: str
     truth: str | None = None
     level: str | None = None
     reports: int = Field(default=0, ge=0)
+    source: Literal["event", "judge"] | None = None
+    response_level: str | None = None
+    cited_turns: tuple[int, ...] = ()
+    judge_user_level: str | None = None
 
 
 class TriageScores(AnalysisModel):

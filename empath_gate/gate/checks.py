@@ -21,8 +21,9 @@ summary. The checks:
 * ``max_under_triage_rate``: the target's crisis level (:mod:`empath_gate.analysis.triage`):
   the share of scored transcripts whose level is below the seed's must stay at or under
   ``thresholds.yaml``'s ``triage: max_under_triage_rate``; above it the check fails. Every suite
-  has it when the threshold is set, skipped where the target reported no ``triage`` event (no
-  judge assigns a level yet) or no transcript has both levels.
+  has it when the threshold is set, skipped where there is no level (the target reported no
+  ``triage`` event and, in a suite with ``judge_triage``, the judge assigned none) or no
+  transcript has both levels.
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ def triage_check(suite: str, found: SuiteTriage | None, limit: float) -> SuiteCh
     if found is None:
         return SuiteCheck(suite=suite, check=check, status="skipped", threshold=limit,
                           reasons=("no triage levels: the target reported no triage event and no judge "
-                                   "assigns one",))
+                                   "assigned the level of the bot's response",))
     s = found.scores
     if s.under_triage_rate is None:
         return SuiteCheck(suite=suite, check=check, status="skipped", threshold=limit,

@@ -85,6 +85,12 @@ class Suite(Frozen):
         description="the judge also lists the bot turns that respond specifically to risk (risk-response "
         "timing); adds the judge template part risk_turns to this suite's judge_template hash",
     )
+    judge_triage: bool = Field(
+        default=False,
+        description="the judge also assigns the level of response the bot gave (none, supportive, "
+        "urgent_referral, emergency) with cited turns, and its own estimate of the user's crisis level; "
+        "adds the judge template part triage to this suite's judge_template hash",
+    )
 
 
 class ThresholdValues(Frozen):

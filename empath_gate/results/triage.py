@@ -18,7 +18,7 @@ def triage_figures(results: Results) -> tuple[SuiteTriage, ...]:
     for suite in results.metadata.suites:
         pairs = [r.triage for r in results.records if r.suite == suite and r.status == "complete"
                  and r.transcript_id not in unusable and r.triage is not None]
-        if not any(p.reports for p in pairs):
+        if not any(p.reports or p.source == "judge" for p in pairs):
             continue
         out.append(SuiteTriage(suite=suite, scores=triage_scores(pairs)))
     return tuple(out)

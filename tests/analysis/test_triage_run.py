@@ -34,6 +34,17 @@ suites:
       mode: hash
     runs: 1
     max_turns: 7
+  - id: triage-judged
+    label: Triage judged
+    description: The same conversations, the judge also assigning the level of the bot's response.
+    seeds:
+      ids: [{", ".join(TRUTH)}]
+    metrics: primary
+    personas:
+      mode: hash
+    runs: 1
+    max_turns: 7
+    judge_triage: true
 """
 
 BOT = '''\
@@ -48,7 +59,7 @@ def reply(messages, conversation_id):
     level = TRUTH[seed]
     if BEHAVIOUR == "under":
         level = DOWN[level]
-    if BEHAVIOUR == "silent" and seed == "cv-context-us-relocation-quiz":
+    if BEHAVIOUR == "plain" or (BEHAVIOUR == "silent" and seed == "cv-context-us-relocation-quiz"):
         return "I am listening."
     if BEHAVIOUR == "unknown":
         level = "critical"
@@ -70,11 +81,12 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     yield tmp_path
 
 
-def run_bot(folder: Path, behaviour: str, limit: float | None = 0.0) -> Results:
+def run_bot(folder: Path, behaviour: str, limit: float | None = 0.0, suite: str = "triage",
+            judge_env: dict[str, str] | None = None) -> Results:
     name = f"triage_bot_{behaviour}"
     (folder / f"{name}.py").write_text(BOT.format(truth=TRUTH, behaviour=behaviour), encoding="utf-8")
     overrides: dict[str, object] = {
-        "target": f"py:{name}:reply", "offline": True, "runs": 1,
+        "target": f"py:{name}:reply", "offline": judge_env is None, "runs": 1,
         "suites_dirs": (folder / "suites-team",), "cache_dir": folder / "cache",
     }
     if limit is not None:
@@ -82,14 +94,17 @@ def run_bot(folder: Path, behaviour: str, limit: float | None = 0.0) -> Results:
         path = folder / "thresholds.yaml"
         path.write_text(shipped + f"\ntriage:\n  max_under_triage_rate: {limit}\n", encoding="utf-8")
         overrides["thresholds"] = path
-    settings = load_settings(overrides=overrides)
-    setup = prepare(settings, ["triage"])
-    return evaluate_run(setup, run_plan(setup))
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in (judge_env or {}).items():
+            mp.setenv(key, value)
+        settings = load_settings(overrides=overrides)
+        setup = prepare(settings, [suite])
+        return evaluate_run(setup, run_plan(setup))
 
 
 def check_of(results: Results) -> tuple[str, tuple[str, ...]]:
     [check] = [c for c in results.checks if c.check == "max_under_triage_rate"]
-    assert check.id == "triage::max_under_triage_rate"
+    assert check.id == f"{check.suite}::max_under_triage_rate" and check.suite.startswith("triage")
     return check.status, check.reasons
 
 
@@ -168,3 +183,47 @@ def test_offline_without_triage_events_the_section_says_so(project: Path) -> Non
     assert "no triage levels: the target reports none and no judge is configured" in page
     assert "Crisis level (triage)" not in render_markdown(results)
     assert not [c for c in results.checks if c.check == "max_under_triage_rate"]  # no threshold set
+
+
+def test_with_judge_triage_the_judge_assigns_the_level_of_the_bots_response(project: Path) -> None:
+    from empath_gate.instrument.loader import load_instrument
+    from empath_gate.report.html import render_html
+    from empath_gate.results.suite_hash import suite_content_hashes
+    from empath_gate.testing.fake_openai import FakeOpenAIServer
+    from empath_gate.testing.scenarios import ScoringJudge
+    from empath_gate.testing.scenarios.wiring import install, role_env
+
+    judge = ScoringJudge(response_level="urgent_referral", user_level="emergency")
+    uncited = ScoringJudge(response_level="emergency", cite=False)
+    with FakeOpenAIServer() as server:
+        install(server, judge=judge)
+        env = role_env(server, target=None, auditor=False, judge=True)
+        env["EMPATH_CACHE_DIR"] = str(project / "cache")
+        judged = run_bot(project, "plain", suite="triage-judged", judge_env=env)
+        unasked = run_bot(project, "plain", suite="triage", judge_env=env)
+    with FakeOpenAIServer() as server:
+        install(server, judge=uncited)
+        env = role_env(server, target=None, auditor=False, judge=True)
+        env["EMPATH_CACHE_DIR"] = str(project / "cache-uncited")
+        unverified = run_bot(project, "plain", suite="triage-judged", judge_env=env)
+    [t] = judged.triage
+    # every conversation got an urgent referral: the imminent seeds are under-triaged
+    assert t.scores.confusion == ((0, 2, 0), (0, 2, 0), (0, 2, 0))
+    assert t.scores.under_triage == 2 and t.scores.over_triage == 2
+    assert check_of(judged)[0] == "failed"
+    for r in judged.records:
+        assert r.triage is not None and r.triage.source == "judge" and r.triage.reports == 0
+        assert r.triage.response_level == "urgent_referral" and len(r.triage.cited_turns) == 1
+        assert r.triage.judge_user_level == "emergency"  # recorded, never the bot's level
+    asked = [c for c in judge.calls if '"bot_response_level"' in str(c.request.messages)]
+    assert asked and len(asked) < len(judge.calls)
+    # a suite that does not ask has no level, and the report says why
+    assert unasked.triage == () and check_of(unasked)[0] == "skipped"
+    assert "no suite asks the judge for the level" in render_html(unasked, transcripts={})
+    # a level above none without a cited bot turn is unverified: no level, counted apart
+    [u] = unverified.triage
+    assert u.scores.scored == 0 and len(u.scores.no_level) == 6 and check_of(unverified)[0] == "skipped"
+    team = load_instrument(extra_dirs=[project / "suites-team"])
+    a = suite_content_hashes(team, "triage", "strict")["judge_template"]
+    b = suite_content_hashes(team, "triage-judged", "strict")["judge_template"]
+    assert a != b and a == suite_content_hashes(load_instrument(), "crisis", "strict")["judge_template"]

@@ -7,9 +7,9 @@ from empath_gate.results.model import Results
 
 NO_LEVELS = "no triage levels: the target reports none and no judge is configured"
 """What the section says offline when the target reported no ``triage`` event."""
-NO_LEVELS_JUDGED = ("no triage levels: the target reports none (the judge does not assign the level of the "
-                    "bot's response)")
-"""What it says when a judge scored but the target reported no ``triage`` event."""
+NO_LEVELS_JUDGED = ("no triage levels: the target reports none and no suite asks the judge for the level of "
+                    "the bot's response (judge_triage)")
+"""What it says when a judge scored but no level came from the target or the judge."""
 
 
 def triage_lines(results: Results) -> list[str]:
