@@ -22,3 +22,20 @@ def triage_figures(results: Results) -> tuple[SuiteTriage, ...]:
             continue
         out.append(SuiteTriage(suite=suite, scores=triage_scores(pairs)))
     return tuple(out)
+
+
+def judge_level_figures(results: Results) -> tuple[SuiteTriage, ...]:
+    """The judge's own estimate of the user's crisis level (suites with ``judge_triage``) against
+    the seeds' levels, per suite with at least one estimate, with the same figures as the target's
+    (a judge-validity figure for ``empath-gate calibrate --triage``; it never gates the bot).
+    Transcripts the judge gave no estimate count as without a level."""
+    from empath_gate.analysis.triage import TriagePair, triage_scores
+
+    out: list[SuiteTriage] = []
+    for suite in results.metadata.suites:
+        pairs = [TriagePair(transcript_id=r.transcript_id, truth=r.triage.truth,
+                            level=r.triage.judge_user_level)
+                 for r in results.records if r.suite == suite and r.triage is not None]
+        if any(p.level is not None for p in pairs):
+            out.append(SuiteTriage(suite=suite, scores=triage_scores(pairs)))
+    return tuple(out)

@@ -185,7 +185,10 @@ def test_offline_without_triage_events_the_section_says_so(project: Path) -> Non
     assert not [c for c in results.checks if c.check == "max_under_triage_rate"]  # no threshold set
 
 
-def test_with_judge_triage_the_judge_assigns_the_level_of_the_bots_response(project: Path) -> None:
+def test_with_judge_triage_the_judge_assigns_the_level_of_the_bots_response(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from empath_gate.cli import main
     from empath_gate.instrument.loader import load_instrument
     from empath_gate.report.html import render_html
     from empath_gate.results.suite_hash import suite_content_hashes
@@ -227,3 +230,12 @@ def test_with_judge_triage_the_judge_assigns_the_level_of_the_bots_response(proj
     a = suite_content_hashes(team, "triage", "strict")["judge_template"]
     b = suite_content_hashes(team, "triage-judged", "strict")["judge_template"]
     assert a != b and a == suite_content_hashes(load_instrument(), "crisis", "strict")["judge_template"]
+    # the judge's own estimate of the user's level is a calibrate figure, never the bot's
+    from empath_gate.results import write_results
+
+    write_results(judged, project / "judged.json")
+    capsys.readouterr()
+    assert main(["calibrate", "--triage", str(project / "judged.json")]) == 0
+    out = capsys.readouterr().out
+    assert "triage-judged: 6 transcript(s) scored: accuracy 0.333" in out
+    assert "under-triage 0.000 (0), over-triage 0.667 (4)" in out and "non_urgent 0/0/2" in out
