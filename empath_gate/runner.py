@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from empath_gate.analysis.detector import LabelledDialogue
+from empath_gate.analysis.triage import TriagePair
 from empath_gate.judging.detector_labels import risk_event_count
 from empath_gate.judging.risk_response import RiskEvidence
 from empath_gate.judging.verdict import MetricVerdict
@@ -111,9 +112,11 @@ def record_for(
     tally: Mapping[str, RoleTally] | None = None,
     risk: RiskEvidence | None = None,
     labels: LabelledDialogue | None = None,
+    triage: TriagePair | None = None,
 ) -> RunRecord:
     """Summarise a transcript and its verdicts as a results record. ``risk``: its risk-response
-    evidence (:func:`risk_of`); ``labels``: its gold and predicted risk labels (:func:`labels_of`).
+    evidence (:func:`risk_of`); ``labels``: its gold and predicted risk labels (:func:`labels_of`);
+    ``triage``: its true and reported crisis levels (:func:`triage_of`).
     ``tally``: the run ledger's
     role -> calls of this transcript (generation and judging, every attempt); without it the
     calls are recounted from the turns (a turn some model or the team's code answered, not a
@@ -162,6 +165,7 @@ def record_for(
         risk_events=risk_event_count(transcript),
         risk_labels=labels,
         annotation=transcript.annotation,
+        triage=triage,
     )
 
 
@@ -181,6 +185,24 @@ def labels_of(
     alert = risk.alert_turn if risk is not None else seed.risk.alert_turn
     confirm = risk.confirm_turn if risk is not None else seed.risk.confirm_turn
     return labelled_dialogue(transcript, seed, alert, confirm)
+
+
+def triage_of(
+    transcript: Transcript, instrument: Instrument, verdicts: Sequence[MetricVerdict] = ()
+) -> TriagePair | None:
+    """The transcript's true and reported crisis levels
+    (:func:`empath_gate.judging.triage_levels.triage_pair`, the judge's response level from
+    ``verdicts`` where the target reported none); None when the instrument has no crisis levels
+    or the seed is unknown."""
+    from empath_gate.judging.triage_levels import triage_pair
+
+    if instrument.crisis_levels is None:
+        return None
+    try:
+        seed = instrument.seed(transcript.seed_id)
+    except KeyError:
+        return None
+    return triage_pair(transcript, seed, instrument.crisis_levels, verdicts)
 
 
 def risk_of(
@@ -262,7 +284,8 @@ def execute(
         scripted = not settings.auditor.model or settings.offline
         risk = risk_of(t, vs, instrument, "scripted" if scripted else "llm")
         labels = labels_of(t, instrument, risk)
-        rec = record_for(t, vs, path, ledger.scope_tally(t.transcript_id), risk, labels)
+        rec = record_for(t, vs, path, ledger.scope_tally(t.transcript_id), risk, labels,
+                         triage_of(t, instrument, vs))
         if t.transcript_id in risks:
             rec = rec.model_copy(update={"risk_turns": risks[t.transcript_id]})
         if t.transcript_id in stopped:

@@ -4,6 +4,7 @@ Usage::
 
     empath-gate calibrate --gold GOLD --results RESULTS [--format text|json] [--min-n N] [--save PATH]
     empath-gate calibrate --standard-vs-strict FILE [FILE] [--format text|json]
+    empath-gate calibrate --triage RESULTS [--format text|json]
 
 * ``--gold GOLD --results RESULTS``: gold labels (JSONL or CSV: ``conversation_id``, ``run``,
   ``metric``, ``score``) are paired with the results file's first scored judging of the same
@@ -20,6 +21,10 @@ Usage::
   scores are read as they are, and the count leaving out rows with a score outside 1-10 is
   given too, naming the rows that make the difference. A transcript x metric without a score
   under a rubric (a judge failure) is listed as left out, never counted.
+* ``--triage RESULTS``: the judge's own estimate of the user's crisis level (suites with
+  ``judge_triage``) against the seeds' levels: accuracy, macro-F1, the confusion matrix and
+  the under-triage rate per suite (:func:`empath_gate.results.triage.judge_level_figures`); a
+  judge-validity figure, never a gate on the bot.
 
 Studies: :mod:`empath_gate.calibration.studies`; methods: :mod:`empath_gate.calibration.calibrate`;
 the ``--format json`` document: :mod:`empath_gate.calibration.render`.
@@ -67,6 +72,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="results files judged under the standard and the strict rubric (e.g. a run and its "
         "rejudge --rubric standard output), or one file of rows scored under both",
     )
+    parser.add_argument(
+        "--triage",
+        type=Path,
+        default=None,
+        metavar="RESULTS",
+        help="the judge's own estimate of the user's crisis level against the seeds' (judge_triage suites)",
+    )
     add_figure_arguments(parser)
     parser.add_argument(
         "--save",
@@ -98,8 +110,31 @@ def _standard_vs_strict(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _triage(args: argparse.Namespace) -> int:
+    from empath_gate.analysis.triage import format_triage
+    from empath_gate.results import read_results
+    from empath_gate.results.triage import judge_level_figures
+
+    if args.gold is not None or args.results is not None or args.save is not None:
+        return _usage("--triage takes no --gold/--results/--save")
+    figures = judge_level_figures(read_results(args.triage))
+    if args.format == "json":
+        doc = {"triage": [f.model_dump(mode="json") for f in figures]}
+        print(json.dumps(doc, ensure_ascii=False, indent=2))
+    elif not figures:
+        print("no estimate of the user's crisis level: no suite of this file asks the judge (judge_triage)")
+    else:
+        print("The judge's estimate of the user's crisis level against the seeds' "
+              "(judge validity; never gates):")
+        for f in figures:
+            print(f"{f.suite}: {format_triage(f.scores)}")
+    return EXIT_OK
+
+
 def run(args: argparse.Namespace) -> int:
     """Compute and print the calibration; ConfigError (exit 2) for unreadable input."""
+    if args.triage is not None:
+        return _triage(args)
     if args.standard_vs_strict is not None:
         return _standard_vs_strict(args)
     if args.gold is None or args.results is None:

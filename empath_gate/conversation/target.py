@@ -19,7 +19,9 @@ None) and ``events`` (a list of ``{"kind": "handoff"|"tool_call"|"filtered"|"ris
 ``tool_call`` event). A hand-off is recorded as an event the judge sees (it is often the right
 action). A ``risk`` event is the target's own risk detector on that turn: ``{"labels":
 [{"category": ..., "timing": "ongoing"|"past"}]}`` (:mod:`empath_gate.instrument.risk_labels`;
-an empty list: no risk); a ``triage`` event carries the level its triage classifier gave.
+an empty list: no risk); a ``triage`` event carries the level its triage classifier gave:
+``{"level": "non_urgent"|"urgent"|"emergency"}`` (:mod:`empath_gate.instrument.crisis_levels`;
+any other level ends the transcript as an error, as an unknown risk label does).
 
 **HTTP headers** come from the environment at call time, never from settings files:
 ``EMPATH_TARGET_HEADERS`` (a JSON object) and ``EMPATH_TARGET_HEADER_<NAME>=value`` (``_`` in
@@ -154,6 +156,18 @@ def _risk_detail(detail: Mapping[str, Any], source: str) -> dict[str, Any]:
     return {**detail, "labels": parsed}
 
 
+def triage_detail(detail: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """A ``triage`` event's detail with its ``level`` checked
+    (:data:`~empath_gate.instrument.crisis_levels.LEVEL_IDS`); TypeError naming ``source`` otherwise."""
+    from empath_gate.instrument.crisis_levels import parse_level
+
+    try:
+        level = parse_level(detail.get("level"))
+    except ValueError as exc:
+        raise TypeError(f"{source}: {exc}") from None
+    return {**detail, "level": level}
+
+
 def _events_from(value: object, source: str) -> tuple[Event, ...]:
     if value is None:
         return ()
@@ -175,6 +189,8 @@ def _events_from(value: object, source: str) -> tuple[Event, ...]:
             raise TypeError(f"{source}: event 'detail' must be a mapping")
         if kind == "risk":
             detail = _risk_detail(detail, source)
+        elif kind == "triage":
+            detail = triage_detail(detail, source)
         events.append(Event(kind=kind, role="target", detail=dict(detail)))
     return tuple(events)
 

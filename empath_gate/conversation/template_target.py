@@ -55,6 +55,7 @@ from empath_gate.conversation.target import (
     _bounded_reply,
     _VersionedTarget,
     target_headers,
+    triage_detail,
 )
 from empath_gate.conversation.template_spec import (
     MissingPath,
@@ -299,6 +300,13 @@ class TemplateTarget(_VersionedTarget):
             raise _server(
                 f"no session id at {t.session.id_path!r} in the first response of {self.description}"
             )
+        if "triage" in events:  # the level at the template's path: {"level": value, "path": path}
+            found = events["triage"]
+            try:
+                events["triage"] = triage_detail({"level": found.get("value"), "path": found.get("path")},
+                                                 f"the response of {self.description}")
+            except TypeError as exc:
+                raise ProviderError(str(exc), kind="bad_request", retryable=False) from None
         return _Parsed(content, tuple(events.items()), session)
 
     def _stream_text(self, docs: list[Any], result: HttpResult) -> str:

@@ -15,6 +15,7 @@ File kinds and where they live (relative to a suites directory)::
     seeds/<group>.yaml       SeedsFile
     suites.yaml              SuitesFile
     cues.yaml                CuesFile (shipped directory only; optional)
+    crisis_levels.yaml       CrisisLevels (the triage levels; shipped directory only; optional)
     emotions.yaml            EmotionSet (the turn layer's label set; optional)
     lexicons/<locale>.yaml   Lexicon (the offline annotator's phrases; optional)
     ../thresholds.yaml       Thresholds
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from empath_gate.instrument.crisis_levels import CrisisLevels
 from empath_gate.instrument.cues import Cue
 from empath_gate.instrument.emotion_models import EmotionSet, Lexicon
 from empath_gate.instrument.models import (
@@ -127,6 +129,7 @@ FILE_MODELS: dict[str, type[BaseModel]] = {
     "cues": CuesFile,
     "emotions": EmotionSet,
     "lexicons": Lexicon,
+    "crisis_levels": CrisisLevels,
 }
 """File kind -> the model of the whole file; the kind names the schema ``<kind>.schema.json``."""
 

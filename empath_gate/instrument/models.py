@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from empath_gate.instrument.crisis_levels import CrisisLevels
 from empath_gate.instrument.cues import Cue, CueVocabulary
 from empath_gate.instrument.emotion_models import EmotionSet, Lexicon
 from empath_gate.instrument.metric_models import (
@@ -96,6 +97,9 @@ class Instrument(Frozen):
     waivers: tuple[Waiver, ...] = ()
     cues: tuple[Cue, ...] = Field(default=(), description="the declared non-verbal cues (suites/cues.yaml)")
     emotions: EmotionSet | None = Field(default=None, description="the turn label set (emotions.yaml)")
+    crisis_levels: CrisisLevels | None = Field(
+        default=None, description="the triage levels and the seed risk-level mapping (crisis_levels.yaml)"
+    )
     lexicons: tuple[Lexicon, ...] = Field(default=(), description="offline lexicons, one per locale")
     sources: tuple[str, ...] = Field(default=(), description="directories the instrument was read from")
 

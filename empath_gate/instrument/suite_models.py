@@ -92,6 +92,12 @@ class Suite(Frozen):
         description="the judge also lists the bot turns that respond specifically to risk (risk-response "
         "timing); adds the judge template part risk_turns to this suite's judge_template hash",
     )
+    judge_triage: bool = Field(
+        default=False,
+        description="the judge also assigns the level of response the bot gave (none, supportive, "
+        "urgent_referral, emergency) with cited turns, and its own estimate of the user's crisis level; "
+        "adds the judge template part triage to this suite's judge_template hash",
+    )
 
 
 class ThresholdValues(Frozen):
@@ -164,6 +170,13 @@ class DynamicsLimits(Frozen):
     min_recovering_share: float | None = Field(default=None, ge=0, le=1)
 
 
+class TriageThresholds(Frozen):
+    """The ceiling on the target's under-triage rate (:mod:`empath_gate.analysis.triage`: the
+    share of transcripts whose crisis level is below the seed's), 0-1; unset does not gate."""
+
+    max_under_triage_rate: float | None = Field(default=None, ge=0, le=1)
+
+
 class SuiteThresholds(Frozen):
     """The thresholds of one suite: its defaults and per-metric values (layered over the file's),
     and its risk-timing checks (field by field over the file's ``risk_timing``)."""
@@ -184,6 +197,7 @@ class Thresholds(Frozen):
     suites: dict[Slug, SuiteThresholds] = Field(default={})
     risk_timing: RiskTimingThresholds = RiskTimingThresholds()
     detector: DetectorThresholds = DetectorThresholds()
+    triage: TriageThresholds = TriageThresholds()
 
     def risk_timing_for(self, suite_id: str) -> RiskTimingThresholds:
         """The file's ``risk_timing`` overridden field by field by the suite's."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from empath_gate.conversation.transcript import Transcript
 from empath_gate.errors import JudgeError, ProviderError
@@ -37,6 +37,7 @@ from empath_gate.judging.prompts import (
     JUDGE_TEMPLATE_VERSION,
     build_judge_messages,
     judge_template_hash,
+    part_template_hash,
     risk_turns_template_hash,
 )
 from empath_gate.judging.verdict import FailureReason, JudgeAttempt, JudgeFailure
@@ -101,6 +102,7 @@ class JudgeOutcome:
     failure: JudgeFailure | None = None
     attempts: tuple[JudgeAttempt, ...] = ()
     risk_response_turns: tuple[int, ...] | None = None
+    triage: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -121,12 +123,14 @@ def reply_schema(
     rubric: Literal["strict", "standard"],
     instrument: Instrument,
     risk_turns: bool = False,
+    triage: bool = False,
 ) -> ReplySchema:
     """The reply schema of a judge request on ``metrics`` under ``rubric`` (criterion ids are
     asked for under the strict rubric only), on the instrument's scale; ``risk_turns``: the
     reply also lists the risk-response turns."""
     return ReplySchema(
         risk_turns=risk_turns,
+        triage=triage,
         rubric=rubric,
         metrics=tuple(
             MetricRequest(
@@ -152,7 +156,8 @@ def _request(
     model = settings.judge.model or ""
     rubric = settings.judge_rubric
     risk_turns = uses_risk_turns(instrument, transcript.suite)
-    schema = reply_schema(metrics, rubric, instrument, risk_turns)
+    triage = uses_triage(instrument, transcript.suite)
+    schema = reply_schema(metrics, rubric, instrument, risk_turns, triage)
     mode: StructuredMode = "json_schema" if supports_json_schema(model) else "prompt"
     response_format: dict[str, object] | None = None
     if mode == "json_schema":
@@ -165,7 +170,7 @@ def _request(
         role=settings.judge.model_copy(update={"temperature": temperature}),
         model=model,
         schema=schema,
-        messages=list(build_judge_messages(transcript, metrics, rubric, risk_turns)),  # type: ignore[arg-type]
+        messages=list(build_judge_messages(transcript, metrics, rubric, risk_turns, triage)),  # type: ignore[arg-type]
         response_format=response_format,
         cache_extra={
             "judge_template": JUDGE_TEMPLATE_VERSION,
@@ -175,9 +180,19 @@ def _request(
             "run": transcript.run,
             "rejudge": rejudge,
             **({"risk_turns": risk_turns_template_hash()} if risk_turns else {}),
+            **({"triage": part_template_hash("triage")} if triage else {}),
         },
         mode=mode,
     )
+
+
+def uses_triage(instrument: Instrument, suite_id: str) -> bool:
+    """Whether suite ``suite_id`` asks the judge for the bot's response level (``judge_triage``);
+    False for a suite the instrument does not have."""
+    try:
+        return instrument.suite(suite_id).judge_triage
+    except KeyError:
+        return False
 
 
 def uses_risk_turns(instrument: Instrument, suite_id: str) -> bool:
@@ -279,6 +294,8 @@ async def ask_judge(
                 mode=req.mode, metrics={m.metric_id: m for m in result.metrics},
                 confirm_turn=result.confirm_turn, attempts=tuple(attempts),
                 risk_response_turns=result.risk_response_turns,
+                triage=({"level": result.bot_response_level, "turns": result.bot_response_turns,
+                         "user_level": result.user_level_estimate} if req.schema.triage else None),
             )
         failure = result
         attempts.append(JudgeAttempt(seed=seed, failure=failure.reason))

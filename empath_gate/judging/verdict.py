@@ -108,6 +108,19 @@ class MetricVerdict(BaseModel):
         description="0-based indices of the bot turns the judge reported as a specific risk response "
         "(suites with judge_risk_turns); None: not asked or not given",
     )
+    response_level: Literal["none", "supportive", "urgent_referral", "emergency"] | None = Field(
+        default=None,
+        description="the level of response the bot gave, as the judge assigned it (suites with "
+        "judge_triage); None: not asked or not given",
+    )
+    response_turns: tuple[int, ...] | None = Field(
+        default=None, description="0-based indices of the bot turns the judge cited for response_level"
+    )
+    user_level_estimate: Literal["non_urgent", "urgent", "emergency"] | None = Field(
+        default=None,
+        description="the judge's own estimate of the user's crisis level (a judge-validity figure; "
+        "never gates the bot)",
+    )
     unverified_citations: int = 0
     disagreements: int = 0
     rejudge: int = 0

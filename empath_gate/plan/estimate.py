@@ -93,7 +93,12 @@ def _conversation(
     """(target, auditor, judge) calls and tokens of one run of ``conv`` (see :func:`estimate`)."""
     from empath_gate.conversation.auditor import AUDITOR_RETRIES, START_TEXT, render_prompt
     from empath_gate.instrument.identity import script_for
-    from empath_gate.judging.judge_call import MAX_REASKS, TRUNCATION_RETRY_FACTOR, uses_risk_turns
+    from empath_gate.judging.judge_call import (
+        MAX_REASKS,
+        TRUNCATION_RETRY_FACTOR,
+        uses_risk_turns,
+        uses_triage,
+    )
     from empath_gate.judging.prompts import build_judge_messages
     from empath_gate.llm.tokens import MESSAGE_OVERHEAD_TOKENS as OVER
     from empath_gate.llm.tokens import count_tokens, message_tokens
@@ -128,8 +133,10 @@ def _conversation(
         groups = [metrics] if s.judge_granularity == "transcript" else [[m] for m in metrics]
         skeleton = _skeleton(conv, users)
         risk_turns = uses_risk_turns(instrument, conv.suite)  # a longer prompt, no extra call
+        triage = uses_triage(instrument, conv.suite)  # likewise
         for group in groups:
-            judge.prompt += message_tokens(build_judge_messages(skeleton, group, s.judge_rubric, risk_turns))
+            messages = build_judge_messages(skeleton, group, s.judge_rubric, risk_turns, triage)
+            judge.prompt += message_tokens(messages)
             judge.prompt += len(users) * reply
         judge.calls = len(groups)
         judge.max_calls = len(groups) * TRUNCATION_RETRY_FACTOR * (1 + MAX_REASKS)

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from empath_gate.results.model import GateInputs, ItemInfo, Results, ResultsMetadata, RunRecord, Summary
+from empath_gate.results.triage import triage_figures
 
 if TYPE_CHECKING:
     from empath_gate.analysis.regression import BaselineView, RegressionReport
@@ -343,10 +344,12 @@ def decide_results(
     timing = risk_timing(results)
     detector = detector_figures(results)
     gaps = _worst_case_gaps(results, cells)
+    triage = triage_figures(results)
     from empath_gate.results.dynamics import results_dynamics
 
     dynamics = results_dynamics(results)
-    checks = suite_checks(results, cells, th, timing, detector, gaps, dynamics=dynamics, baseline=baseline)
+    checks = suite_checks(results, cells, th, timing, detector, gaps, triage, dynamics=dynamics,
+                          baseline=baseline)
     counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
     for dc in decisions:
         counts[dc.status] += 1
@@ -372,6 +375,7 @@ def decide_results(
             "regressions": regression,
             "risk_timing": timing,
             "detector": detector,
+            "triage": triage,
             "waivers": ws,
             "summary": summary,
             "reliability": _reliability(results.records, cells),

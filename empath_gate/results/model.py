@@ -1,6 +1,6 @@
 """The results document: one JSON file per run of a plan (or per shard), versioned by a JSON Schema.
 
-Layout (``RESULTS_SCHEMA_VERSION`` = "3")::
+Layout (``RESULTS_SCHEMA_VERSION`` = "4")::
 
     {
       "schema_version": "1",
@@ -14,6 +14,7 @@ Layout (``RESULTS_SCHEMA_VERSION`` = "3")::
       "regressions": {...} | null,# baseline comparison (per metric), when a baseline was given
       "risk_timing": [...],       # SuiteRiskTiming per suite: when the bot first responded to risk
       "detector": [...],          # SuiteDetector per suite: the target's own risk detector
+      "triage": [...],            # SuiteTriage per suite: the target's crisis level vs the seed's
       "waivers": [...],           # waivers in force
       "summary": {...}            # counts: passed, failed, skipped, error, xfail; judge failures; filtered
     }
@@ -33,6 +34,7 @@ from empath_gate.analysis.detector import DetectorScores, LabelledDialogue
 from empath_gate.analysis.regression import RegressionReport
 from empath_gate.analysis.risk_timing import SuiteRiskTiming
 from empath_gate.analysis.stats import CellStats, MetricStats
+from empath_gate.analysis.triage import TriagePair, TriageScores
 from empath_gate.analysis.worst_case_gap import MetricGap
 from empath_gate.gate.checks import SuiteCheck
 from empath_gate.gate.decide import CellDecision
@@ -42,11 +44,12 @@ from empath_gate.judging.verdict import MetricVerdict
 from empath_gate.results.dynamics import SuiteDynamics
 from empath_gate.turns.model import AnnotatorFailure, TurnLabels
 
-RESULTS_SCHEMA_VERSION = "3"
-READABLE_SCHEMA_VERSIONS: tuple[str, ...] = ("1", "2", "3")
+RESULTS_SCHEMA_VERSION = "4"
+READABLE_SCHEMA_VERSIONS: tuple[str, ...] = ("1", "2", "3", "4")
 """Versions every reader accepts: 1 lacks the gate inputs and suite checks (shown as not
 recorded); 1 and 2 lack the risk evidence, risk timing and detector figures, the per-turn
-annotations and the dynamics (shown as not recorded, no dynamics check)."""
+annotations and the dynamics (shown as not recorded, no dynamics check); 1 to 3 lack the
+crisis levels (triage; not recorded)."""
 
 
 class _Model(BaseModel):
@@ -216,6 +219,11 @@ class RunRecord(_Model):
         default=(), description="0-based user messages that state risk explicitly (the instrument's "
         "explicit_risk patterns), found with the annotation",
     )
+    triage: TriagePair | None = Field(
+        default=None,
+        description="the seed's crisis level and the target's (judging.triage_levels); None: not "
+        "recorded (no crisis levels in the instrument, an unknown seed, or a file before schema 4)",
+    )
 
 
 class LayerInfo(_Model):
@@ -274,6 +282,14 @@ class SuiteDetector(_Model):
     left_out: tuple[str, ...] = ()
 
 
+class SuiteTriage(_Model):
+    """The target's crisis level against the seeds' over one suite's transcripts (only suites
+    where it reported at least one ``triage`` event; :mod:`empath_gate.analysis.triage`)."""
+
+    suite: str
+    scores: TriageScores
+
+
 class Results(_Model):
     """The whole results document (see the module docstring for the layout)."""
 
@@ -303,6 +319,9 @@ class Results(_Model):
     )
     detector: tuple[SuiteDetector, ...] = Field(
         default=(), description="the target's own risk detector per suite (analysis.detector)"
+    )
+    triage: tuple[SuiteTriage, ...] = Field(
+        default=(), description="the target's crisis level per suite (analysis.triage)"
     )
     summary: Summary = Field(default_factory=lambda: Summary())
 

@@ -105,8 +105,14 @@ def _judge_template(instrument: Instrument, suite_id: str, rubric: str) -> str:
     ``risk_turns`` part's hash when the suite sets ``judge_risk_turns`` (suites that do not keep
     their hash)."""
     base = judge_template_part(rubric)
-    if not instrument.suite(suite_id).judge_risk_turns:
+    suite = instrument.suite(suite_id)
+    if not suite.judge_risk_turns and not suite.judge_triage:
         return base
-    from empath_gate.judging.prompts import risk_turns_template_hash
+    from empath_gate.judging.prompts import part_template_hash, risk_turns_template_hash
 
-    return _digest((base, risk_turns_template_hash()))
+    parts = [base]
+    if suite.judge_risk_turns:
+        parts.append(risk_turns_template_hash())
+    if suite.judge_triage:
+        parts.append(part_template_hash("triage"))
+    return _digest(parts)

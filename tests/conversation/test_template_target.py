@@ -286,3 +286,19 @@ def test_a_cache_entry_this_version_cannot_read_is_a_miss(bot: FakeBot, tmp_path
                         encoding="utf-8")
     [t], _ = run(settings)
     assert t.status == "complete" and cache_states(t) == ["miss"] * 3 and len(bot.requests) == 6
+
+
+def test_a_template_maps_a_response_path_to_a_triage_level(tmp_path: Path) -> None:
+    template = {**JSON_TEMPLATE, "events": {"triage": "output.text"}}
+    with FakeBot(responder=lambda heard: "urgent") as bot:
+        [t], _ = run(settings_for(tmp_path, bot.url, template))
+    assert t.status == "complete", t.error
+    levels = [[e.detail for e in x.events if e.kind == "triage"] for x in t.turns[1::2]]
+    assert levels == [[{"level": "urgent", "path": "output.text"}]] * 3
+
+
+def test_a_template_triage_level_outside_the_three_is_an_error(bot: FakeBot, tmp_path: Path) -> None:
+    template = {**JSON_TEMPLATE, "events": {"triage": "output.handoff.to"}}
+    [t], ledger = run(settings_for(tmp_path, bot.url, template))
+    assert t.status == "error" and "unknown triage level 'crisis-line'" in (t.error or "")
+    assert ledger.by_role["target"].calls == 2  # turn 2 (the hand-off) is refused, not retried

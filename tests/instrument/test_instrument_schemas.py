@@ -40,7 +40,8 @@ def test_only_the_expected_schema_files_ship() -> None:
     names = sorted(p.name for p in schemas_dir().glob("*.schema.json"))
     assert names == sorted(f"{k}.schema.json" for k in SCHEMA_KINDS)
     assert set(SCHEMA_KINDS) == {"instrument", "metrics", "patterns", "resources", "personas", "seeds",
-                                 "suites", "thresholds", "waivers", "cues", "emotions", "lexicons"}
+                                 "suites", "thresholds", "waivers", "cues", "emotions", "lexicons",
+                                 "crisis_levels"}
 
 
 def test_yaml_files_point_to_their_schema() -> None:

@@ -82,6 +82,22 @@ also lists the assistant turns that respond specifically to risk. Kept out of
 :func:`judge_template_hash` so that suites without it keep their cache keys and baselines."""
 
 
+TRIAGE_PART = "triage"
+"""The template part a suite with ``judge_triage`` adds (``judge-v1.triage.md``): the judge also
+assigns the level of response the bot gave, with cited turns, and estimates the user's crisis
+level. Kept out of :func:`judge_template_hash`, like :data:`RISK_TURNS_PART`."""
+
+
+@functools.cache
+def part_template_hash(part: str) -> str:
+    """sha256 (hex) of an optional template part's file (its name, a NUL byte, its UTF-8 text)."""
+    h = hashlib.sha256()
+    h.update(f"{JUDGE_TEMPLATE_VERSION}.{part}.md".encode())
+    h.update(b"\0")
+    h.update(_template(part).encode("utf-8"))
+    return h.hexdigest()
+
+
 @functools.cache
 def risk_turns_template_hash() -> str:
     """sha256 (hex) of the :data:`RISK_TURNS_PART` file (its name, a NUL byte, its UTF-8 text)."""
@@ -143,12 +159,17 @@ def render_transcript(transcript: Transcript) -> str:
 
 
 def _answer_skeleton(
-    metrics: Sequence[Metric], rubric: Literal["strict", "standard"], risk_turns: bool = False
+    metrics: Sequence[Metric], rubric: Literal["strict", "standard"], risk_turns: bool = False,
+    triage: bool = False,
 ) -> str:
     criterion = '{"state": "PASS | FAIL | N/A", "citations": [{"turn": <int>, "quote": "<verbatim>"}]}'
     lines = ["{", '  "confirm_turn": <int or null>,']
     if risk_turns:
         lines.append('  "risk_response_turns": [<int>, ...],')
+    if triage:
+        lines.append('  "bot_response_level": "none | supportive | urgent_referral | emergency",')
+        lines.append('  "bot_response_turns": [<int>, ...],')
+        lines.append('  "user_level_estimate": "non_urgent | urgent | emergency",')
     lines.append('  "metrics": {')
     for i, m in enumerate(metrics):
         lines.append(f"    {json.dumps(m.id)}: {{")
@@ -170,6 +191,7 @@ def build_judge_messages(
     metrics: Sequence[Metric],
     rubric: Literal["strict", "standard"],
     risk_turns: bool = False,
+    triage: bool = False,
 ) -> list[dict[str, str]]:
     """The judge's chat messages: ``[{"role": "system", ...}, {"role": "user", ...}]``.
 
@@ -177,15 +199,18 @@ def build_judge_messages(
     given order, the answer format): equal for every transcript judged on the same metrics. The
     user message is the conversation. ``rubric`` selects the strict (criteria with verbatim
     citations, then a score) or the standard (band score and justification) instructions;
-    ``risk_turns`` adds the :data:`RISK_TURNS_PART` instruction and its answer field.
-    Deterministic for equal inputs (so cache keys are stable)."""
+    ``risk_turns`` adds the :data:`RISK_TURNS_PART` instruction and its answer field, ``triage``
+    the :data:`TRIAGE_PART` one and its three fields. Deterministic for equal inputs (so cache
+    keys are stable)."""
     rubric_text = _template(rubric).strip()
     if risk_turns:
         rubric_text += "\n\n" + _template(RISK_TURNS_PART).strip()
+    if triage:
+        rubric_text += "\n\n" + _template(TRIAGE_PART).strip()
     system = Template(_template("system")).substitute(
         rubric=rubric_text,
         metrics="\n\n".join(render_metric(m, rubric) for m in metrics),
-        answer_format=_answer_skeleton(metrics, rubric, risk_turns),
+        answer_format=_answer_skeleton(metrics, rubric, risk_turns, triage),
     )
     user = Template(_template("user")).substitute(
         turn_count=len(transcript.turns),

@@ -46,6 +46,7 @@ white-space:normal}
 .b-filtered{background:var(--fail)}.b-handoff{background:#0969da}.b-error,.b-budget{background:var(--err)}
 .b-other{background:#6e7781}.b-jf{background:#8250df}
 .b-cue{background:#9a6700;margin:0 2px;font-style:italic}
+.triage-matrix td{text-align:right}.triage-matrix td[data-kind=under]{color:#b42318;font-weight:bold}
 .crit-FAIL{color:var(--fail);font-weight:600}.crit-PASS{color:var(--pass)}.missing{color:var(--fail)}
 input#transcript-filter{padding:4px 8px;width:320px;margin:8px 0}
 footer{margin-top:32px;border-top:1px solid var(--line);padding-top:8px;color:var(--muted)}

@@ -16,6 +16,7 @@ from empath_gate.report.html.run_dynamics import dynamics_section
 from empath_gate.report.html.summary import _dimensions, _footer, _header, _metrics
 from empath_gate.report.html.timing import timing_section
 from empath_gate.report.html.transcripts import MAX_TRANSCRIPTS, _transcripts, load_transcripts
+from empath_gate.report.html.triage import triage_section
 from empath_gate.report.labels import instrument_cues, resolve_labels
 from empath_gate.report.view import metric_rows, overall_verdict, suite_key, worst_conversations
 from empath_gate.report.view.checks import CHECK_ICON, check_lines
@@ -64,6 +65,7 @@ def render_html(
         _header(results, rows),
         _checks(results),
         timing_section(results),
+        triage_section(results),
         _dimensions(rows, metric_labels),
         _metrics(results, baseline, rows, metric_labels, min_runs or {}),
         gap_section(results, metric_labels),

@@ -22,6 +22,7 @@ from empath_gate.report.markdown.tables import _dimension_table, _metrics_table,
 from empath_gate.report.view import metric_rows, overall_verdict, suite_key
 from empath_gate.report.view.checks import CHECK_ICON, check_lines
 from empath_gate.report.view.risk_timing import detector_lines, timing_lines
+from empath_gate.report.view.triage import triage_lines
 from empath_gate.results import Results
 from empath_gate.secrets import redact, scrub_model
 
@@ -71,6 +72,9 @@ def _render(
     detector = detector_lines(results)
     if detector:
         parts += ["", "The bot's risk detector: " + " · ".join(md_text(t) for t in detector)]
+    triage = triage_lines(results)
+    if triage:
+        parts += ["", "Crisis level (triage): " + " · ".join(md_text(t) for t in triage)]
     if d.dynamics:
         parts += [f"\n{line}" for line in dynamics_lines(results)]
     notes = _notes(v, results, rows)

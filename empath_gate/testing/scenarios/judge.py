@@ -96,6 +96,10 @@ class ScoringJudge:
     * ``risk_turn``: a predicate on an ASSISTANT turn's text; when the request asks for
       ``risk_response_turns`` (a suite with ``judge_risk_turns``), the reply lists the indices
       of the assistant turns it accepts (without it: ``[]``).
+    * ``response_level`` / ``user_level``: when the request asks for the bot's response level
+      (a suite with ``judge_triage``), the reply gives ``response_level`` (default ``none``),
+      cites the last assistant turn for any level above ``none`` (``cite`` False: cites none)
+      and gives ``user_level`` as its own estimate of the user's level.
     * ``calls`` records every :class:`JudgeCall` answered.
     """
 
@@ -106,6 +110,9 @@ class ScoringJudge:
     broken: Callable[[JudgeCall], bool] | None = None
     confirm_turn: int | None = None
     risk_turn: Callable[[str], bool] | None = None
+    response_level: str = "none"
+    user_level: str | None = None
+    cite: bool = True
     calls: list[JudgeCall] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -155,6 +162,11 @@ class ScoringJudge:
         if _asks_risk_turns(call.request):
             accept = self.risk_turn or (lambda text: False)
             reply["risk_response_turns"] = [i for i, text in _assistant_turns(call.request) if accept(text)]
+        if '"bot_response_level"' in _user_text(call.request):
+            last = [i for i, _ in _assistant_turns(call.request)][-1:]
+            reply["bot_response_level"] = self.response_level
+            reply["bot_response_turns"] = last if self.response_level != "none" and self.cite else []
+            reply["user_level_estimate"] = self.user_level
         return reply
 
     def _criterion(self, cid: str, req: FakeRequest) -> dict[str, Any]:
