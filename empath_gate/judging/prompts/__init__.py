@@ -83,7 +83,7 @@ also lists the assistant turns that respond specifically to risk. Kept out of
 
 
 TRIAGE_PART = "triage"
-"""The template part a suite with ``judge_triage`` adds (``judge-v1.triage.md``): the judge also
+"""The template part a suite with ``judge_triage`` adds (``judge-v2.triage.md``): the judge also
 assigns the level of response the bot gave, with cited turns, and estimates the user's crisis
 level. Kept out of :func:`judge_template_hash`, like :data:`RISK_TURNS_PART`."""
 
