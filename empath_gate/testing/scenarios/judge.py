@@ -162,7 +162,7 @@ class ScoringJudge:
         if _asks_risk_turns(call.request):
             accept = self.risk_turn or (lambda text: False)
             reply["risk_response_turns"] = [i for i, text in _assistant_turns(call.request) if accept(text)]
-        if '"bot_response_level"' in _user_text(call.request):
+        if _asks(call.request, '"bot_response_level"'):
             last = [i for i, _ in _assistant_turns(call.request)][-1:]
             reply["bot_response_level"] = self.response_level
             reply["bot_response_turns"] = last if self.response_level != "none" and self.cite else []
@@ -195,9 +195,13 @@ def _user_text(req: FakeRequest) -> str:
     return next((str(m.get("content") or "") for m in reversed(req.messages) if m.get("role") == "user"), "")
 
 
+def _asks(req: FakeRequest, field: str) -> bool:
+    """Whether the judge prompt's answer format (in whichever message holds it) asks for ``field``."""
+    return any(field in str(m.get("content") or "") for m in req.messages)
+
+
 def _asks_risk_turns(req: FakeRequest) -> bool:
-    """Whether the judge prompt's answer format (in whichever message holds it) asks for them."""
-    return any('"risk_response_turns"' in str(m.get("content") or "") for m in req.messages)
+    return _asks(req, '"risk_response_turns"')
 
 
 def _assistant_turns(req: FakeRequest) -> list[tuple[int, str]]:
