@@ -12,6 +12,7 @@ from plugin_support import environment, gate_env, read_json, shipped_paths
 
 from empath_gate.cli import main as cli_main
 from empath_gate.results import Results, read_results
+from empath_gate.results.model import RESULTS_SCHEMA_VERSION
 from empath_gate.testing.scenarios import ScoringJudge, install
 from empath_gate.testing.scenarios.auditor import ReactiveAuditor
 from empath_gate.turns.model import AnnotatorFailure, TurnLabels
@@ -62,7 +63,7 @@ def test_offline_run_shows_bot_labels_strategies_and_the_fixed_script_trajectory
     capsys.readouterr()
     out = project.path / "empath-results"
     res = read_results(out / "results.json")
-    assert res.schema_version == "3"
+    assert res.schema_version == RESULTS_SCHEMA_VERSION
     [dyn] = res.dynamics
     assert dyn.user_side == "script (fixed)" and dyn.labelled == dyn.transcripts == 3
     assert dyn.worsened_share is None and dyn.recovering_share is None  # never compared or gated
