@@ -29,13 +29,11 @@ The annotator comes from :func:`offline_annotator` (or :func:`judge_annotator` w
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from empath_gate.dynamics import Annotator
-from empath_gate.errors import ConfigError
 from empath_gate.gate.exit import EXIT_PASS, EXIT_USAGE
 from empath_gate.turns.external import InputProblem
 
@@ -78,41 +76,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def offline_annotator() -> Annotator:
-    """The offline annotator (``empath_gate.turns.offline.annotate``), imported when called.
-    ConfigError when it is not installed."""
-    try:
-        module = importlib.import_module("empath_gate.turns.offline")
-    except ModuleNotFoundError as exc:
-        if exc.name != "empath_gate.turns.offline":
-            raise
-        raise ConfigError(
-            "the offline annotator (empath_gate.turns.offline) is not available in this "
-            "installation — install a version of empath-gate that has it"
-        ) from None
-    annotate: Annotator = module.annotate
+    """The offline annotator (:func:`empath_gate.turns.offline.annotate`), imported when called
+    (tests replace this function to run the command with a stub)."""
+    from empath_gate.turns.offline import annotate
+
     return annotate
 
 
 def judge_annotator(model: str) -> Annotator:
-    """The LLM annotator on ``model`` (``empath_gate.turns.llm_annotator.annotator_for``),
-    imported when called. ConfigError when it is not available."""
-    try:
-        module = importlib.import_module("empath_gate.turns.llm_annotator")
-    except ModuleNotFoundError as exc:
-        if exc.name != "empath_gate.turns.llm_annotator":
-            raise
-        raise ConfigError(
-            "--judge: the LLM annotator (empath_gate.turns.llm_annotator) is not available "
-            "in this installation — run without --judge for the offline annotator"
-        ) from None
-    factory = getattr(module, "annotator_for", None)
-    if factory is None:
-        raise ConfigError(
-            "--judge: empath_gate.turns.llm_annotator has no annotator_for(model) — "
-            "run without --judge for the offline annotator"
-        )
-    annotator: Annotator = factory(model)
-    return annotator
+    """The LLM annotator on ``model`` (:func:`empath_gate.turns.llm_annotator.annotator_for`),
+    imported when called."""
+    from empath_gate.turns.llm_annotator import annotator_for
+
+    return annotator_for(model)
 
 
 def _print_problems(problems: Sequence[InputProblem]) -> None:

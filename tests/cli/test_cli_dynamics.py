@@ -6,7 +6,6 @@ the offline lexicon, and one test runs the real offline annotator when it is ins
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -135,32 +134,7 @@ def test_no_usable_rows_and_unreadable_files_exit_2(
     assert not (tmp_path / "o" / "dynamics.json").exists()
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("empath_gate.turns.llm_annotator") is not None,
-    reason="the LLM annotator is installed",
-)
-def test_judge_without_the_llm_annotator_is_a_usage_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    f = _rows(tmp_path / "c.jsonl", _conversation("a", ["I'm sad", "Try this"]))
-    assert cli_main(["dynamics", str(f), "--judge", "openai/x", "-o", str(tmp_path)]) == 2
-    assert "LLM annotator" in capsys.readouterr().err
-
-
-@pytest.mark.skipif(
-    importlib.util.find_spec("empath_gate.turns.offline") is not None,
-    reason="the offline annotator is installed",
-)
-def test_without_the_offline_annotator_is_a_usage_error(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    f = _rows(tmp_path / "c.jsonl", _conversation("a", ["I'm sad", "Try this"]))
-    assert cli_main(["dynamics", str(f), "-o", str(tmp_path)]) == 2
-    assert "offline annotator" in capsys.readouterr().err
-
-
 def test_offline_annotator_end_to_end(tmp_path: Path) -> None:
-    pytest.importorskip("empath_gate.turns.offline")
     f = _rows(
         tmp_path / "c.jsonl",
         _conversation(
