@@ -123,6 +123,8 @@ def run_bot(
         path.write_text(shipped + extra, encoding="utf-8")
         overrides["thresholds"] = path
     with pytest.MonkeyPatch.context() as mp:
+        # a judged run with the scripted auditor is a local run: CI=true would demand an auditor model
+        mp.delenv("CI", raising=False)
         for key, value in (judge_env or {}).items():
             mp.setenv(key, value)
         settings = load_settings(overrides=overrides)

@@ -95,6 +95,8 @@ def run_bot(folder: Path, behaviour: str, limit: float | None = 0.0, suite: str 
         path.write_text(shipped + f"\ntriage:\n  max_under_triage_rate: {limit}\n", encoding="utf-8")
         overrides["thresholds"] = path
     with pytest.MonkeyPatch.context() as mp:
+        # a judged run with the scripted auditor is a local run: CI=true would demand an auditor model
+        mp.delenv("CI", raising=False)
         for key, value in (judge_env or {}).items():
             mp.setenv(key, value)
         settings = load_settings(overrides=overrides)
