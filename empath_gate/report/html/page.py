@@ -64,11 +64,11 @@ def render_html(
     body = [
         _header(results, rows),
         _checks(results),
-        timing_section(results),
-        triage_section(results),
         _dimensions(rows, metric_labels),
         _metrics(results, baseline, rows, metric_labels, min_runs or {}),
         gap_section(results, metric_labels),
+        timing_section(results),  # one row per risk transcript: after the verdict tables
+        triage_section(results),
         _waivers(results),
         _worst(worst[:20], embedded),
         _retest(results),
