@@ -10,14 +10,18 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from empath_gate.conversation.speakers import allowed_speakers, split_label
 from empath_gate.instrument.models import Persona, Seed
 
 END_TOKEN = "<<END>>"
 """What the LLM auditor answers to end the conversation (matched anywhere in the reply)."""
 
-BreakReason = Literal["refusal", "assistant_voice", "instruction_leak", "narration", "empty", "early_end"]
+BreakReason = Literal[
+    "refusal", "assistant_voice", "instruction_leak", "narration", "empty", "early_end", "speaker"
+]
 """Why a reply is unusable: a refusal to role-play, the assistant's voice, leaked
-instructions, narration, an empty reply, or the end token on the first message."""
+instructions, narration, an empty reply, the end token on the first message, or (multi-party
+seeds only) a missing or wrong speaker label, or two speakers in one message."""
 
 
 def _rx(*patterns: str) -> tuple[re.Pattern[str], ...]:
@@ -91,7 +95,9 @@ def detect_break(text: str, *, persona: Persona, seed: Seed) -> BreakReason | No
     message, or None when it is usable. Pure. Checks, in order: empty; refusal to role-play;
     the assistant's voice; leaked instructions (meta words, or 8 consecutive words copied from
     the seed instruction); narration (stage directions in brackets/asterisks, role labels,
-    third-person narration, or the persona's own name used as a speaker)."""
+    third-person narration, or the persona's own name used as a speaker; in a multi-party seed
+    the persona's name is not the speaker's and is not checked: :func:`reply_break` checks the
+    participants' labels instead)."""
     t = text.strip()
     if not t:
         return "empty"
@@ -101,7 +107,7 @@ def detect_break(text: str, *, persona: Persona, seed: Seed) -> BreakReason | No
         return "assistant_voice"
     if any(p.search(t) for p in _LEAK) or _overlaps(t, seed.instruction):
         return "instruction_leak"
-    first = persona.name.split()[0] if persona.name.strip() else ""
+    first = persona.name.split()[0] if persona.name.strip() and not seed.multi_party else ""
     if first and re.match(
         rf"^\s*{re.escape(first)}\b\s*(?::|\(|(?:says|writes|types|replies|sighs|dice|escribe|responde|suspira)\b)",
         t,
@@ -130,4 +136,22 @@ def reply_break(raw: str | None, *, user_turn: int, persona: Persona, seed: Seed
     text = raw or ""
     if END_TOKEN in text:
         return "early_end" if user_turn == 0 else None
-    return detect_break(clean_reply(text), persona=persona, seed=seed)
+    text = clean_reply(text)
+    if seed.multi_party:
+        return _party_break(text, user_turn=user_turn, persona=persona, seed=seed)
+    return detect_break(text, persona=persona, seed=seed)
+
+
+def _party_break(text: str, *, user_turn: int, persona: Persona, seed: Seed) -> BreakReason | None:
+    """A multi-party reply: it opens with the ``Name:`` label of a participant allowed to write
+    this turn (:func:`~empath_gate.conversation.speakers.allowed_speakers`), no other line opens
+    with a participant's label, and the body passes :func:`detect_break`."""
+    if not text.strip():
+        return "empty"
+    who, body = split_label(text, seed)
+    if who is None or who not in allowed_speakers(seed, user_turn):
+        return "speaker"
+    for line in body.splitlines():
+        if split_label(line.strip(), seed)[0] is not None:
+            return "speaker"
+    return detect_break(body, persona=persona, seed=seed)

@@ -42,8 +42,12 @@ def seed_matches(selector: SeedSelector, seed: Seed, dimension_of: Mapping[str, 
     Union of ``all``, ``ids``, ``tags`` (any shared tag), ``metrics`` (any shared primary
     metric) and ``dimensions`` (a primary metric of that dimension; ``dimension_of`` maps
     metric id -> dimension id), then restricted by ``locales``, ``covert`` and ``min_risk``.
+    A multi-party seed (:attr:`Seed.multi_party`) is picked only by ``ids`` or ``tags``: ``all``,
+    ``metrics`` and ``dimensions`` never draw it, so adding one leaves every suite that does not
+    name it (and its hash) unchanged.
     """
-    picked = (
+    named = seed.id in selector.ids or any(t in selector.tags for t in seed.tags)
+    picked = named if seed.multi_party else (
         selector.all
         or seed.id in selector.ids
         or any(t in selector.tags for t in seed.tags)
