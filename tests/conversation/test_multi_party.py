@@ -184,3 +184,23 @@ def test_old_transcripts_read_as_version_1(tmp_path: Path) -> None:
     )
     t = read_transcript(path)
     assert t.schema_version == "1" and t.turns[0].speaker is None and t.speakers == ()
+
+
+def test_the_judge_sees_who_wrote_each_user_turn() -> None:
+    from empath_gate.conversation.transcript import Transcript
+    from empath_gate.judging.prompts import render_transcript
+
+    turns = (
+        Turn(index=0, role="user", content="we fight", source="script",
+             speaker=SpeakerRef(id="mom", name="Laura", relation="mother of Eli")),
+        Turn(index=1, role="assistant", content="I hear you", source="target"),
+        Turn(index=2, role="user", content="no we don't", source="script",
+             speaker=SpeakerRef(id="teen", name="Eli", relation="son of Laura")),
+    )
+    t = Transcript(suite="s", seed_id="a", persona_id="b", locale="en-US", run=0, conversation_id="a-b",
+                   transcript_id="a-b-r0", target="t", auditor="scripted", max_turns=3, turns=turns)
+    text = render_transcript(t)
+    assert text.splitlines()[0] == "[0] USER (Laura, mother of Eli): we fight"
+    assert "[2] USER (Eli, son of Laura): no we don't" in text
+    plain = t.model_copy(update={"turns": tuple(x.model_copy(update={"speaker": None}) for x in turns)})
+    assert render_transcript(plain).splitlines()[0] == "[0] USER: we fight"  # one-user: unchanged
