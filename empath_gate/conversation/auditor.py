@@ -6,7 +6,9 @@
 * :class:`LLMAuditor` asks a model, given the seed instruction, the persona and the locale, for
   the next user message in the persona's voice, or for the end token :data:`END_TOKEN`. Its
   system prompt is the versioned package resource ``prompts/auditor_v1.md``; it never sees
-  the judge's rubric, the seed's risk annotation or its metrics.
+  the judge's rubric, the seed's risk annotation or its metrics. A multi-party seed gets
+  ``prompts/auditor_multi_party_v1.md`` instead: the auditor writes each message as one named
+  participant, ``Name:`` first (the label is taken off into ``AuditorTurn.speaker``).
 
 A reply that breaks character (written as the assistant, leaking the instructions, narrating
 in the third person or in brackets/asterisks) or that refuses to role-play is never sent to

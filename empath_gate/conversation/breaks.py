@@ -132,7 +132,8 @@ def clean_reply(text: str) -> str:
 def reply_break(raw: str | None, *, user_turn: int, persona: Persona, seed: Seed) -> BreakReason | None:
     """Why the raw auditor reply ``raw`` to user message ``user_turn`` (0-based) cannot be used,
     or None when it can: the end token ends the conversation except on the first message
-    (``early_end``); otherwise :func:`detect_break` of the cleaned text. Pure."""
+    (``early_end``); otherwise :func:`detect_break` of the cleaned text, after, in a
+    multi-party seed, the ``Name:`` label check (``speaker``). Pure."""
     text = raw or ""
     if END_TOKEN in text:
         return "early_end" if user_turn == 0 else None

@@ -14,6 +14,7 @@ from empath_gate.cli import main as cli_main
 from empath_gate.conversation.transcript_io import read_transcript
 from empath_gate.instrument.loader import load_instrument
 from empath_gate.testing import FakeOpenAIServer
+from empath_gate.testing.scenarios import JUDGE_MODEL, ScoringJudge, install, role_env
 
 BOT = textwrap.dedent('''
     CALLS = []
@@ -60,6 +61,24 @@ def test_offline_run_in_shards_merges_speaker_turns(here: Path) -> None:
     assert user_msgs and all(m["content"].split(": ", 1)[0] in names for m in user_msgs)
     html = (here / "all" / "report.html").read_text(encoding="utf-8")
     assert 'class="speaker' in html
+
+
+def test_rejudge_reads_speaker_turns(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    args = ["run", "--suite", "multi-party", "--offline", "--runs", "1", "--target", "py:mp_bot:reply"]
+    assert cli_main([*args, "--results", "base/results.json"]) in (0, 1)
+    with FakeOpenAIServer(strict=False) as fake:
+        install(fake, judge=ScoringJudge(default=8))
+        for key, value in role_env(fake, target=None, auditor=False, judge=True).items():
+            monkeypatch.setenv(key, value)
+        assert cli_main(["rejudge", "base/results.json", "--judge", f"openai/{JUDGE_MODEL}",
+                         "-o", "rj/results.json"]) in (0, 1)
+        prompts = [m["content"] for r in fake.requests for m in r.messages if m["role"] == "user"]
+    assert prompts and all("USER (" in p for p in prompts)  # the judge sees who wrote each turn
+    data = json.loads((here / "rj" / "results.json").read_text(encoding="utf-8"))
+    assert data["records"] and all(r["verdicts"] for r in data["records"])
+    assert [t.speakers for t in _transcripts(here / "rj" / "results.json")] == [
+        t.speakers for t in _transcripts(here / "base" / "results.json")
+    ]
 
 
 @pytest.mark.parametrize("convention", ["prefix", "name"])
