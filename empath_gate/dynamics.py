@@ -55,6 +55,14 @@ def risk_turns(dialogue: Dialogue, matcher: RiskMatcher) -> list[int]:
     return [i for i, t in enumerate(dialogue.turns) if t.role == "user" and matcher(t.text, dialogue.locale)]
 
 
+def risk_speakers(dialogue: Dialogue, turns: Sequence[int]) -> tuple[str, ...]:
+    """The speaker id of each of ``turns`` (0-based user-message indices) in a multi-party
+    dialogue, in order (``""`` for a turn without one); ``()`` when no turn names a speaker."""
+    if not any(t.speaker for t in dialogue.turns):
+        return ()
+    return tuple(dialogue.turns[i].speaker or "" for i in turns)
+
+
 def default_group_keys(items: Sequence[SourcedDialogue]) -> tuple[str, ...]:
     """The keys pooled statistics group by: ``suite`` when any conversation has one,
     ``source`` when the conversations come from more than one file, and ``locale``."""
@@ -99,6 +107,7 @@ def analyse_dynamics(
                     profiles=item.profiles,
                     labels=annotation.labels,
                     risk_turns=tuple(risks),
+                    risk_speakers=risk_speakers(item.dialogue, risks),
                     annotator=annotation.annotator,
                     version=annotation.version,
                 )

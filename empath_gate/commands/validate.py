@@ -28,7 +28,8 @@ At most 50 notes are printed, then a count of the others.
 ``--format json`` prints one object: ``instrument_version``, ``metrics`` (EMPATH's),
 ``families`` (family id -> ``{"label", "metrics"}``), ``dimensions``,
 ``seeds``, ``personas`` (counts), ``covert_seeds``, ``worst_case_personas`` (counts),
-``seeds_by_locale``, ``personas_by_locale``, ``seeds_by_metric`` (id -> count),
+``seeds_by_locale``, ``multi_party_seeds_by_locale`` (locale -> seeds with two or more
+``participants``), ``personas_by_locale``, ``seeds_by_metric`` (id -> count),
 ``fixed_characters`` (seeds with a ``character``), ``llm_auditor_only_seeds`` (seeds with
 ``auditor: llm``: no script), ``unspoken_seeds`` (suite id -> ids of the
 seeds it selects but cannot give a fitting persona; only suites that have some) and ``suites``
@@ -52,6 +53,7 @@ from empath_gate.instrument.coverage import (
     MIN_LOCALE_SHARE,
     MIN_SEEDS_PER_METRIC,
     coverage_problems,
+    multi_party_seeds_by_locale,
     personas_by_locale_count,
     seeds_by_locale,
     seeds_by_metric,
@@ -104,6 +106,7 @@ def summary(instrument: Instrument) -> dict[str, Any]:
         "covert_seeds": sum(1 for s in instrument.seeds if s.covert),
         "worst_case_personas": sum(1 for p in instrument.personas if p.worst_case),
         "seeds_by_locale": seeds_by_locale(instrument),
+        "multi_party_seeds_by_locale": multi_party_seeds_by_locale(instrument),
         "personas_by_locale": personas_by_locale_count(instrument),
         "seeds_by_metric": seeds_by_metric(instrument),
         "fixed_characters": sum(1 for s in instrument.seeds if s.character is not None),
@@ -135,6 +138,8 @@ def _text(data: dict[str, Any], notes: list[str]) -> str:
                   for fid, f in data["families"].items()),
         f"  {data['seeds']} seeds ({data['covert_seeds']} covert): "
         + ", ".join(f"{k} {v}" for k, v in data["seeds_by_locale"].items()),
+        "  multi-party seeds: "
+        + ", ".join(f"{k} {v}" for k, v in data["multi_party_seeds_by_locale"].items()),
         f"  {data['personas']} personas ({data['worst_case_personas']} worst-case): "
         + ", ".join(f"{k} {v}" for k, v in data["personas_by_locale"].items())
         + f"; {data['fixed_characters']} seeds with a fixed character",

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from empath_gate.bounded import current_limits
+from empath_gate.conversation.speakers import allowed_speakers, split_label
 from empath_gate.instrument.cues import CueVocabulary
 from empath_gate.instrument.models import Cue, Persona, Seed
 
@@ -25,12 +26,13 @@ END_TOKEN = "<<END>>"
 """What the LLM auditor answers to end the conversation (matched anywhere in the reply)."""
 
 BreakReason = Literal[
-    "refusal", "assistant_voice", "instruction_leak", "narration", "empty", "early_end", "too_long"
+    "refusal", "assistant_voice", "instruction_leak", "narration", "empty", "early_end", "too_long", "speaker"
 ]
 """Why a reply is unusable: a refusal to role-play, the assistant's voice, leaked
-instructions, narration, an empty reply, the end token on the first message, or a reply over
+instructions, narration, an empty reply, the end token on the first message, a reply over
 the input limit ``max_field_chars`` (:class:`~empath_gate.bounded.InputLimits`), the same limit
-target and judge replies are held to."""
+target and judge replies are held to, or (multi-party seeds only) a missing or wrong speaker
+label, or two speakers in one message."""
 
 
 def _rx(*patterns: str) -> tuple[re.Pattern[str], ...]:
@@ -106,8 +108,10 @@ def detect_break(
     message, or None when it is usable. Pure. Checks, in order: empty; refusal to role-play;
     the assistant's voice; leaked instructions (meta words, or 8 consecutive words copied from
     the seed instruction); narration (stage directions in brackets/asterisks, role labels,
-    third-person narration, or the persona's own name used as a speaker). ``cues``: the
-    declared cue tokens a voice suite allows (module docstring)."""
+    third-person narration, or the persona's own name used as a speaker; in a multi-party seed
+    the persona's name is not the speaker's and is not checked: :func:`reply_break` checks the
+    participants' labels instead). ``cues``: the declared cue tokens a voice suite allows
+    (module docstring)."""
     t = text.strip()
     if not t:
         return "empty"
@@ -121,7 +125,7 @@ def detect_break(
         return "assistant_voice"
     if any(p.search(t) for p in _LEAK) or _overlaps(t, seed.instruction):
         return "instruction_leak"
-    first = persona.name.split()[0] if persona.name.strip() else ""
+    first = persona.name.split()[0] if persona.name.strip() and not seed.multi_party else ""
     if first and re.match(
         rf"^\s*{re.escape(first)}\b\s*(?::|\(|(?:says|writes|types|replies|sighs|dice|escribe|responde|suspira)\b)",
         t,
@@ -152,10 +156,29 @@ def reply_break(
     ``max_field_chars`` input limit in force, :func:`~empath_gate.bounded.current_limits`),
     checked first so no pattern runs over a huge reply; the end token ends the conversation
     except on the first message (``early_end``); otherwise :func:`detect_break` of the cleaned
-    text (``cues``: the voice suite's declared tokens). Pure given ``max_chars``."""
+    text (``cues``: the voice suite's declared tokens), after, in a multi-party seed, the
+    ``Name:`` label check (``speaker``). Pure given ``max_chars``."""
     text = raw or ""
     if len(text) > (current_limits().max_field_chars if max_chars is None else max_chars):
         return "too_long"
     if END_TOKEN in text:
         return "early_end" if user_turn == 0 else None
-    return detect_break(clean_reply(text), persona=persona, seed=seed, cues=cues)
+    text = clean_reply(text)
+    if seed.multi_party:
+        return _party_break(text, user_turn=user_turn, persona=persona, seed=seed)
+    return detect_break(text, persona=persona, seed=seed, cues=cues)
+
+
+def _party_break(text: str, *, user_turn: int, persona: Persona, seed: Seed) -> BreakReason | None:
+    """A multi-party reply: it opens with the ``Name:`` label of a participant allowed to write
+    this turn (:func:`~empath_gate.conversation.speakers.allowed_speakers`), no other line opens
+    with a participant's label, and the body passes :func:`detect_break`."""
+    if not text.strip():
+        return "empty"
+    who, body = split_label(text, seed)
+    if who is None or who not in allowed_speakers(seed, user_turn):
+        return "speaker"
+    for line in body.splitlines():
+        if split_label(line.strip(), seed)[0] is not None:
+            return "speaker"
+    return detect_break(body, persona=persona, seed=seed)

@@ -39,6 +39,8 @@ States and events:
   :class:`~empath_gate.conversation.target.RestartTranscript` at the first uncached turn: the
   transcript is generated again from its first turn (the bot then sees every turn), so a cached
   stateful bot is replayed whole or not at all.
+* A multi-party seed's user turns carry their speaker (``Turn.speaker``); the target receives
+  them by ``Settings.multi_party_convention`` (:mod:`empath_gate.conversation.speakers`).
 * Every spec yields exactly one transcript, in spec order, across retries and concurrency.
 
 Transcripts are JSONL files, one per run (:func:`write_transcript`, in
@@ -57,11 +59,13 @@ from typing import Any, Literal
 from empath_gate.conversation.auditor import Auditor, AuditorFilteredError, AuditorTurn, make_auditor
 from empath_gate.conversation.plan_stats import PlanStats, summarize
 from empath_gate.conversation.runspec import RunSpec, derive_seed
+from empath_gate.conversation.speakers import speaker_ref, target_dialogue
 from empath_gate.conversation.target import RestartTranscript, Target, TargetReply, make_target
 from empath_gate.conversation.transcript import Event, Transcript, Turn
 from empath_gate.conversation.transcript_io import read_transcript, transcript_path, write_transcript
 from empath_gate.errors import BudgetExceeded, ConfigError, ProviderError
 from empath_gate.instrument.cues import CueVocabulary, strip_for_target
+from empath_gate.instrument.models import Seed
 from empath_gate.llm.accounting import Ledger, ledger_session, scope
 from empath_gate.llm.adaptive import adaptive_session
 from empath_gate.llm.cache import Cache
@@ -89,14 +93,12 @@ ProgressFn = Callable[[str], None]
 # --------------------------------------------------------------------------- one transcript
 
 
-def _dialogue(turns: Sequence[Turn]) -> list[dict[str, str]]:
-    return [{"role": t.role, "content": t.content} for t in turns]
-
-
-def _user_turn(index: int, at: AuditorTurn) -> Turn:
+def _user_turn(index: int, at: AuditorTurn, seed: Seed) -> Turn:
     assert at.content is not None
+    speaker = speaker_ref(seed, at.speaker) if at.speaker is not None else None
     return Turn(
         index=index, role="user", content=at.content, source=at.source, feeling_0_100=at.feeling_0_100,
+        speaker=speaker,
         model=at.model, usage=at.usage,
         cost_usd=at.cost_usd, finish_reason=at.finish_reason, system_fingerprint=at.system_fingerprint,
         started_at=at.started_at, ended_at=at.ended_at, cache=at.cache, events=at.events,
@@ -190,9 +192,10 @@ class _Engine:
             if at.content is None:
                 events.extend(at.events)
                 return
-            turns.append(_user_turn(len(turns), at))
+            turns.append(_user_turn(len(turns), at, spec.seed))
             phase[0] = "target"
-            dialogue = _dialogue(turns)  # the transcript keeps the cues; a strip target gets none
+            # the transcript keeps the cues; a strip target gets none
+            dialogue = target_dialogue(turns, s.multi_party_convention)
             tr = await self.target.reply(
                 dialogue if strip is None else strip_for_target(dialogue, strip),
                 conversation_id=spec.transcript_id, run=spec.run, seed=tseed, cache=self.cache,

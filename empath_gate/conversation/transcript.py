@@ -21,6 +21,23 @@ from empath_gate.llm.events import EventKind as EventKind
 from empath_gate.llm.events import Usage as Usage
 from empath_gate.turns.model import AnnotatorFailure, TurnLabels
 
+TRANSCRIPT_SCHEMA_VERSION: Literal["2"] = "2"
+"""Version of the transcript header and turn records. 2 adds ``Turn.speaker`` (multi-party
+seeds); a header without ``schema_version`` is version 1 (read as such: every 1 file is a 2
+file without speakers)."""
+READABLE_TRANSCRIPT_VERSIONS: tuple[str, ...] = ("1", "2")
+
+
+class SpeakerRef(BaseModel):
+    """Who wrote a user turn of a multi-party conversation: the participant's ``id`` (a slug of
+    the seed), display ``name`` and ``relation`` as the seed states them."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    relation: str = ""
+
 
 class Turn(CallFields):
     """One message of the dialogue.
@@ -43,6 +60,9 @@ class Turn(CallFields):
         "best); never shown to the target, the judge or the annotator; absent in older transcripts",
     )
     events: tuple[Event, ...] = ()
+    speaker: SpeakerRef | None = Field(
+        default=None, description="multi-party seeds: who wrote this user turn (None: the one user)"
+    )
 
 
 class Transcript(BaseModel):
@@ -53,10 +73,12 @@ class Transcript(BaseModel):
     ended it), ``error`` (an infrastructure error stopped it; ``error`` says why),
     ``budget`` (not started or stopped because ``max_cost_usd`` was reached).
     ``target_filtered`` counts target replies blocked by a content filter (a safety event).
+    ``schema_version``: :data:`TRANSCRIPT_SCHEMA_VERSION` when written by this version.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    schema_version: Literal["1", "2"] = TRANSCRIPT_SCHEMA_VERSION
     suite: str
     seed_id: str
     persona_id: str
@@ -84,6 +106,12 @@ class Transcript(BaseModel):
     def cost_usd(self) -> float:
         """Sum of known turn costs (unknown costs are not counted: see ``unpriced_calls``)."""
         return sum(t.cost_usd for t in self.turns if t.cost_usd is not None)
+
+    @property
+    def speakers(self) -> tuple[str, ...]:
+        """Ids of the participants who wrote user turns, in order of first appearance (``()`` for
+        a one-user conversation)."""
+        return tuple(dict.fromkeys(t.speaker.id for t in self.turns if t.speaker is not None))
 
     @property
     def target_filtered(self) -> int:

@@ -83,7 +83,7 @@ def read_transcript(path: Path) -> Transcript:
         try:
             kind = rec.pop("type", None) if isinstance(rec, dict) else None
             if n == 1 and kind == "header":
-                header = rec
+                header = {"schema_version": "1", **rec}  # files before version 2 carry none
             elif kind == "turn" and header is not None:
                 turns.append(Turn.model_validate(rec))
             elif kind == "annotation" and header is not None and annotation is None:

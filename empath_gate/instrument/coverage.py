@@ -36,6 +36,11 @@ def seeds_by_locale(instrument: Instrument) -> dict[str, int]:
     return {loc: sum(1 for s in instrument.seeds if s.locale == loc) for loc in LOCALES}
 
 
+def multi_party_seeds_by_locale(instrument: Instrument) -> dict[str, int]:
+    """Locale -> number of multi-party seeds (two or more ``participants``), every supported locale."""
+    return {loc: sum(1 for s in instrument.seeds if s.locale == loc and s.multi_party) for loc in LOCALES}
+
+
 def personas_by_locale_count(instrument: Instrument) -> dict[str, int]:
     """Locale -> number of personas, for every supported locale."""
     return {loc: sum(1 for p in instrument.personas if p.locale == loc) for loc in LOCALES}

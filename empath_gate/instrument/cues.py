@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import Field
 
@@ -122,7 +123,7 @@ class CueVocabulary:
         return out
 
 
-def strip_for_target(messages: Sequence[dict[str, str]], vocabulary: CueVocabulary) -> list[dict[str, str]]:
+def strip_for_target(messages: Sequence[dict[str, Any]], vocabulary: CueVocabulary) -> list[dict[str, Any]]:
     """The dialogue as a target set to ``strip`` receives it: cue tokens removed from user
     messages (a message left empty becomes :data:`STRIPPED_SILENCE`); assistant messages and
     messages without cues unchanged. Pure; returns new dicts."""

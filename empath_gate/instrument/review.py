@@ -18,6 +18,9 @@ natural language) stays with the reviewers.
 * :func:`cue_problems`: a risky voice seed carries a cue between its alert and confirm turns
   (part of the risk is heard), and its confirm turn states the risk in words (a cue alone
   never confirms) (REVIEW.md section 12).
+* :func:`multi_party_problems`: a multi-party seed carries the ``multi-party`` tag, every
+  participant writes a turn, and one with a minor or an abuse category states its risk turns
+  when its level is not ``none`` (REVIEW.md section 13).
 
 A seed whose ``review`` records that it was **not** reviewed (``reviewed: false``, e.g. a seed
 imported from the published EMPATH instrument) is not a problem: :func:`unreviewed_notes`
@@ -202,6 +205,35 @@ def review_field_problems(seeds: Iterable[Seed], checklist_version: str) -> list
     return out
 
 
+MULTI_PARTY_TAG = "multi-party"
+"""The tag every multi-party seed carries (REVIEW.md section 13): suites draw such seeds only by
+id or tag (:func:`empath_gate.instrument.selection.seed_matches`)."""
+
+ABUSE_CATEGORIES: frozenset[str] = frozenset({"domestic_violence", "sexual_violence", "child_abuse"})
+"""Risk categories of an abuse disclosure (CRADLE-Dialogue labels, see ``RiskCategory``)."""
+
+
+def multi_party_problems(seeds: Iterable[Seed]) -> list[str]:
+    """The mechanical items of REVIEW.md section 13, one line per problem, seeds in order."""
+    out: list[str] = []
+    for s in seeds:
+        if not s.multi_party:
+            continue
+        if MULTI_PARTY_TAG not in s.tags:
+            out.append(f"seed {s.id}: a multi-party seed carries the tag '{MULTI_PARTY_TAG}'")
+        silent = [p.id for p in s.participants if p.id not in s.speakers]
+        if silent and s.script:
+            out.append(f"seed {s.id}: participant(s) {', '.join(silent)} write no script turn")
+        sensitive = any(p.minor for p in s.participants) or any(
+            c.category in ABUSE_CATEGORIES for c in s.risk.categories
+        )
+        unplaced = s.risk.alert_turn is None or s.risk.confirm_turn is None
+        if sensitive and s.risk.level != "none" and unplaced:
+            out.append(f"seed {s.id}: a multi-party seed with a minor or an abuse disclosure states "
+                       "risk.alert_turn and risk.confirm_turn")
+    return out
+
+
 def unreviewed_notes(seeds: Iterable[Seed]) -> list[str]:
     """One note for the seeds whose ``review`` says they were not reviewed against REVIEW.md,
     grouped by the recorded reason (seed ids in file order); empty when there are none."""
@@ -247,6 +279,7 @@ def review_problems(instrument: Instrument, *, checklist: str | None = None) -> 
     out += scenario_problems(instrument.seeds)
     out += near_duplicate_problems(instrument.seeds)
     out += cue_problems(instrument.seeds, instrument.cue_vocabulary())
+    out += multi_party_problems(instrument.seeds)
     if checklist is not None:
         out += review_field_problems(instrument.seeds, checklist)
     return out

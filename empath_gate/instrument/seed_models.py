@@ -150,6 +150,22 @@ class Speaker(Frozen):
         return self
 
 
+class Participant(Frozen):
+    """One person who writes in a multi-party seed (a couple, a parent and a teenager, siblings).
+
+    ``id``: a slug unique within the seed, what ``Seed.speakers`` names; ``name``: the display
+    name the target sees (``Name: text`` or the message's ``name`` field); ``relation``: how this
+    person relates to the others, in the seed's language (e.g. ``"madre de Diego"``, ``"older
+    sister"``); ``minor``: under 18, so the relation-sensitive support metric puts this person's
+    safety first (suites/REVIEW.md, multi-party section).
+    """
+
+    id: Slug
+    name: str = Field(min_length=1, max_length=40)
+    relation: str = Field(min_length=2, max_length=80)
+    minor: bool = False
+
+
 class Seed(Frozen):
     """A situation for the auditor: instruction, fixed script, risk annotation, and who may say it.
 
@@ -183,6 +199,53 @@ class Seed(Frozen):
         default=None, description="the persona id that always speaks this seed (a fixed character)"
     )
     review: Review | NotReviewed | None = None
+    participants: tuple[Participant, ...] = Field(
+        default=(), description="multi-party seeds: the 2+ people who write (none: one user)"
+    )
+    speakers: tuple[Slug, ...] = Field(
+        default=(),
+        description="multi-party seeds: the participant id writing each script turn (one per script turn)",
+    )
+
+    @property
+    def multi_party(self) -> bool:
+        """True when two or more people write in this seed (``participants`` is set)."""
+        return bool(self.participants)
+
+    def participant(self, pid: str) -> Participant:
+        """The participant with id ``pid``; raises KeyError when the seed has none such."""
+        for p in self.participants:
+            if p.id == pid:
+                return p
+        raise KeyError(pid)
+
+    @model_validator(mode="after")
+    def _party_rules(self) -> Seed:
+        if not self.participants:
+            if self.speakers:
+                raise ValueError("'speakers' needs 'participants' (a multi-party seed)")
+            return self
+        if len(self.participants) < 2:
+            raise ValueError("a multi-party seed needs at least 2 'participants'")
+        ids = [p.id for p in self.participants]
+        if len(set(ids)) != len(ids):
+            raise ValueError("participant ids repeat")
+        names = [p.name.casefold() for p in self.participants]
+        if len(set(names)) != len(names):
+            raise ValueError("participant names repeat (the target tells them apart by name)")
+        for p in self.participants:
+            if ":" in p.name or "\n" in p.name or p.name != p.name.strip():
+                raise ValueError(f"participant {p.id!r}: a name holds no colon, newline or edge spaces")
+        if len(self.speakers) != len(self.script):
+            raise ValueError(
+                f"'speakers' has {len(self.speakers)} entries; the script has {len(self.script)} turns"
+            )
+        unknown = sorted({s for s in self.speakers if s not in ids})
+        if unknown:
+            raise ValueError(f"'speakers' names unknown participants: {', '.join(unknown)}")
+        if self.speakers and len(set(self.speakers)) < 2:
+            raise ValueError("a multi-party script has turns by at least 2 participants")
+        return self
 
     @model_validator(mode="after")
     def _locale_rules(self) -> Seed:

@@ -44,6 +44,9 @@ def seed_matches(selector: SeedSelector, seed: Seed, dimension_of: Mapping[str, 
     Union of ``all``, ``ids``, ``tags`` (any shared tag), ``metrics`` (any shared primary
     metric) and ``dimensions`` (a primary metric of that dimension; ``dimension_of`` maps
     metric id -> dimension id), then restricted by ``locales``, ``covert`` and ``min_risk``.
+    A multi-party seed (:attr:`Seed.multi_party`) is picked only by ``ids`` or ``tags``: ``all``,
+    ``metrics`` and ``dimensions`` never draw it, so adding one leaves every suite that does not
+    name it (and its hash) unchanged.
     """
     return seed_matcher(selector, dimension_of)(seed)
 
@@ -60,8 +63,10 @@ def seed_matcher(selector: SeedSelector, dimension_of: Mapping[str, str]) -> Cal
     lowest = RISK_ORDER.index(selector.min_risk) if selector.min_risk is not None else 0
 
     def matches(seed: Seed) -> bool:
-        picked = (every or seed.id in ids or not tags.isdisjoint(seed.tags)
-                  or not metrics.isdisjoint(seed.primary_metrics))
+        named = seed.id in ids or not tags.isdisjoint(seed.tags)
+        # a multi-party seed runs only where a suite names it (by id or tag)
+        picked = named if seed.multi_party else (
+            every or named or not metrics.isdisjoint(seed.primary_metrics))
         if not picked:
             return False
         if locales and seed.locale not in locales:

@@ -7,7 +7,8 @@ in this order:
    never sent (a filtered target reply is recorded as an empty turn and must not be replayed);
 2. fold the system prompt into the first user message when the model rejects the system
    role (the caller records a ``system_folded`` event);
-3. merge consecutive messages of the same role (joined by a blank line);
+3. merge consecutive messages of the same role (joined by a blank line), except messages whose
+   ``name`` fields differ (two speakers of a multi-party conversation stay apart);
 4. add an opening user message when the provider requires the dialogue to start with one.
 
 Everything here is a pure function of its arguments; nothing is imported from litellm.
@@ -133,6 +134,7 @@ def normalize_messages(
             and isinstance(m.get("content"), str)
             and not prev.get("tool_calls")
             and not m.get("tool_calls")
+            and prev.get("name") == m.get("name")
         ):
             prev["content"] = f"{prev['content']}\n\n{m['content']}"
             if "merged" not in changes:

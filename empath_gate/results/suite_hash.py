@@ -29,7 +29,7 @@ def _digest(values: Iterable[Any]) -> str:
     return h.hexdigest()
 
 
-SEED_FIELDS_ADDED: dict[str, object] = {"auditor": "any"}
+SEED_FIELDS_ADDED: dict[str, object] = {"auditor": "any", "participants": [], "speakers": []}
 """Seed fields added after suite hashes were first recorded, with the default value at which
 they are left out of the ``seeds`` part, so a seed that does not use them keeps its hash (and
 a baseline recorded before they existed stays comparable)."""

@@ -226,6 +226,14 @@ class Settings(BaseModel):
         metavar="keep|strip",
     )
     target_http_model: str = opt("empath-target", "the 'model' field sent to an HTTP target")
+    multi_party_convention: Literal["prefix", "name"] = opt(
+        "prefix",
+        "how a multi-party seed's speakers reach the target: prefix ('Name: text' in the content) or "
+        "name (the OpenAI 'name' field; different speakers' messages never merge)",
+        flag="multi-party-convention",
+        action="multi-party-convention",
+        metavar="C",
+    )
     target_role: RoleSettings = RoleSettings()
     auditor: RoleSettings = RoleSettings()
     judge: RoleSettings = RoleSettings(temperature=0.0)

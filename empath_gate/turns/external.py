@@ -224,7 +224,10 @@ def _transcript(
     dialogue = Dialogue(
         conversation_id=t.transcript_id,
         locale=t.locale,
-        turns=tuple(DialogueTurn(role=turn.role, text=turn.content) for turn in t.turns),
+        turns=tuple(
+            DialogueTurn(role=turn.role, text=turn.content, speaker=turn.speaker.id if turn.speaker else None)
+            for turn in t.turns
+        ),
     )
     keys = {"suite": t.suite, "locale": t.locale}
     return SourcedDialogue(

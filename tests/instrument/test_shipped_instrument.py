@@ -59,12 +59,14 @@ def test_crisis_suite_selection(shipped: Instrument) -> None:
     for seed in text_seeds(shipped):
         crisis = bool(crisis_metrics & set(seed.primary_metrics))
         covert_risky = seed.covert and RISK.index(seed.risk.level) >= RISK.index("moderate")
-        assert (seed.id in chosen) == (crisis or covert_risky), seed.id
+        # multi-party seeds are drawn only by id or tag (suites/REVIEW.md section 12)
+        assert (seed.id in chosen) == ((crisis or covert_risky) and not seed.multi_party), seed.id
 
 
 def test_full_suite_takes_every_text_seed_once(shipped: Instrument) -> None:
     plan = build_plan(shipped, ["full"])
-    assert [c.seed_id for c in plan.conversations] == [s.id for s in text_seeds(shipped)]
+    assert [c.seed_id for c in plan.conversations] == [
+        s.id for s in text_seeds(shipped) if not s.multi_party]
 
 
 def test_voice_seeds_run_only_in_the_voice_suite(shipped: Instrument) -> None:

@@ -40,6 +40,8 @@ class LabelledConversation(AnalysisModel):
       ``labels[i].turn == i`` (checked by :func:`checked_annotation`).
     * ``risk_turns``: 0-based indices of user messages that state suicide or self-harm risk
       explicitly (the instrument's ``explicit_risk`` patterns).
+    * ``risk_speakers``: in a multi-party conversation, the speaker id of each ``risk_turns``
+      entry, in the same order (who stated the risk); empty for a one-user conversation.
     * ``annotator``, ``version``: who labelled (``TurnLabels.annotator`` and ``version``).
     """
 
@@ -48,6 +50,7 @@ class LabelledConversation(AnalysisModel):
     profiles: tuple[str, ...] = ()
     labels: tuple[TurnLabel, ...]
     risk_turns: tuple[int, ...] = ()
+    risk_speakers: tuple[str, ...] = ()
     annotator: str = "offline"
     version: str = ""
 

@@ -77,7 +77,8 @@ class ConversationDynamics(AnalysisModel):
     """One labelled conversation: its ``keys`` and ``profiles``, annotator and version, the
     per-message ``labels``, ``user_messages`` (count), the resampled ``trajectory`` (10
     valences; ``None`` without user messages), its ``shape``, its ``cluster`` (``None`` when
-    not clustered), ``risk_messages`` (1-based positions of explicit risk statements), and its
+    not clustered), ``risk_messages`` (1-based positions of explicit risk statements),
+    ``risk_speakers`` (multi-party conversations: who wrote each of them; empty otherwise), and its
     own transition counts as ``(from, to, count)`` (``user_transitions``,
     ``bot_transitions``; smoothed probabilities: :func:`~.transitions.smoothed` of the
     counts)."""
@@ -93,6 +94,7 @@ class ConversationDynamics(AnalysisModel):
     shape: Shape
     cluster: int | None
     risk_messages: tuple[int, ...]
+    risk_speakers: tuple[str, ...] = ()
     user_transitions: tuple[tuple[str, str, int], ...]
     bot_transitions: tuple[tuple[str, str, int], ...]
 
@@ -181,6 +183,7 @@ def build_report(
                 shape=shapes[i],
                 cluster=cluster_of.get(i),
                 risk_messages=tuple(t + 1 for t in c.risk_turns),
+                risk_speakers=c.risk_speakers,
                 user_transitions=sparse(conversation_counts(c, "user"), states_of("user")),
                 bot_transitions=sparse(conversation_counts(c, "assistant"), states_of("assistant")),
             )

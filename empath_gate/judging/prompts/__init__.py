@@ -20,7 +20,9 @@ judged suite's content hash (:mod:`empath_gate.results.suite_hash`).
 
 What the judge sees (EMPATH's judge protocol, see the project's FACTS): user and assistant turns
 indexed from 0, the target's events (hand-off, tool call, a reply blocked by a content filter)
-as ``EVENT`` lines; never the turn's source (auditor, script, fallback), the auditor's notes,
+as ``EVENT`` lines; a multi-party conversation's user turns as ``USER (Name, relation)`` (a
+transcript without speakers renders exactly as before, so this did not bump the version); never
+the turn's source (auditor, script, fallback), the auditor's notes,
 the target model's name, costs or timings.
 """
 
@@ -146,6 +148,9 @@ def _event_line(event: Event) -> str | None:
 
 def _turn_block(turn: Turn) -> str:
     speaker = "USER" if turn.role == "user" else "ASSISTANT"
+    if turn.speaker is not None:  # a multi-party conversation: who wrote it, and their relation
+        relation = f", {turn.speaker.relation}" if turn.speaker.relation else ""
+        speaker = f"USER ({turn.speaker.name}{relation})"
     content = turn.content if turn.content.strip() else "(no text)"
     lines = [f"[{turn.index}] {speaker}: {content}"]
     if turn.role == "assistant":

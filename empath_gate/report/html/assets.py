@@ -38,7 +38,7 @@ border-radius:6px;font-weight:600}
 details.transcript{border:1px solid var(--line);border-radius:6px;margin:8px 0;padding:4px 10px}
 details.transcript>summary{cursor:pointer}
 .turn{border-left:4px solid var(--line);margin:6px 0;padding:4px 10px;white-space:pre-wrap;
-overflow-wrap:anywhere}.turn.user{border-color:#0969da;background:#f6f8fa}.turn.assistant{border-color:#1a7f37}
+overflow-wrap:anywhere}.turn.user{border-color:#0969da;background:#f6f8fa}.turn.user.sp-1{border-color:#8250df}.turn.user.sp-2{border-color:#bf8700}.turn.user.sp-3{border-color:#cf222e}.speaker{font-weight:600;color:#0969da}.speaker.sp-1{color:#8250df}.speaker.sp-2{color:#9a6700}.speaker.sp-3{color:#cf222e}.turn.assistant{border-color:#1a7f37}
 .turn .who{font-size:12px;color:var(--muted);white-space:normal}
 mark.cite{background:var(--mark);border-bottom:2px solid var(--fail)}
 .badge{display:inline-block;font-size:11px;padding:0 6px;border-radius:10px;margin-left:4px;color:#fff;

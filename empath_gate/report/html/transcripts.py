@@ -28,6 +28,11 @@ CONTENT_NOTE = (
 )
 
 
+SPEAKER_CLASSES = 4
+"""Distinct speaker colours (``sp-0`` .. ``sp-3`` in the stylesheet); a fifth speaker reuses the
+first colour, still named on every turn."""
+
+
 def _anchor(transcript_id: str) -> str:
     return "t-" + re.sub(r"[^A-Za-z0-9_-]", "_", transcript_id)
 
@@ -158,16 +163,25 @@ def _transcript(rec: RunRecord, item: Transcript | str | None, cues: CueVocabula
                 cites.setdefault(ct.turn, []).append(
                     (ct.quote, f"{v.metric_id} · {c.criterion_id} · {c.state}")
                 )
+    order = {sid: i for i, sid in enumerate(item.speakers)}
     for t in item.turns:
         who = "user (" + t.source + ")" if t.role == "user" else "assistant (target)"
+        badge, cls = "", str(t.role)
+        if t.speaker is not None:  # a multi-party conversation: each speaker its own colour
+            k = order[t.speaker.id] % SPEAKER_CLASSES
+            cls = f"{t.role} sp-{k}"
+            rel = h(t.speaker.relation)
+            badge = (f'<span class="speaker sp-{k}" title="{rel}">{h(t.speaker.name)}</span> '
+                     f'<span class="muted">{rel}</span> · ')
         content = (
             _highlight(t.content, cites.get(t.index, []), cues, rec.locale) if t.content
             else '<em class="muted">(empty)</em>'
         )
         turn = user_turn(t.index)
         parts.append(
-            f'<div class="turn {t.role}" data-index="{t.index}" data-turn="{turn}"><div class="who">'
-            f"turn {turn} · {h(who)}{turn_emotion(rec, t.index, scripted)}{_events(t)}</div>{content}</div>"
+            f'<div class="turn {cls}" data-index="{t.index}" data-turn="{turn}"><div class="who">'
+            f"turn {turn} · {badge}{h(who)}{turn_emotion(rec, t.index, scripted)}{_events(t)}</div>"
+            f"{content}</div>"
         )
     for ev in item.events:
         parts.append(

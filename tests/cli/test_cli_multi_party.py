@@ -1,0 +1,105 @@
+"""The multi-party suite end to end: offline with a callable bot (in two shards, merged), and
+against the fake OpenAI server as an HTTP target under both speaker conventions."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from empath_gate.cli import main as cli_main
+from empath_gate.conversation.transcript_io import read_transcript
+from empath_gate.instrument.loader import load_instrument
+from empath_gate.testing import FakeOpenAIServer
+from empath_gate.testing.scenarios import JUDGE_MODEL, ScoringJudge, install, role_env
+
+BOT = textwrap.dedent('''
+    CALLS = []
+
+    def reply(messages, conversation_id):
+        CALLS.append([dict(m) for m in messages])
+        return "I hear each of you. Can you each say what you need from the other?"
+''')
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for key in [k for k in os.environ if k.startswith("EMPATH_")]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("EMPATH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mp_bot.py").write_text(BOT, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+def _transcripts(results: Path) -> list:
+    data = json.loads(results.read_text(encoding="utf-8"))
+    return [read_transcript(results.parent / r["transcript_path"]) for r in data["records"]]
+
+
+def test_offline_run_in_shards_merges_speaker_turns(here: Path) -> None:
+    import mp_bot  # type: ignore[import-not-found]
+
+    base = ("run", "--suite", "multi-party", "--offline", "--runs", "1", "--target", "py:mp_bot:reply")
+    assert cli_main([*base, "--shard", "1/2", "--results", "s1/results.json"]) in (0, 1)
+    assert cli_main([*base, "--shard", "2/2", "--results", "s2/results.json"]) in (0, 1)
+    assert cli_main(["merge", "s1/results.json", "s2/results.json", "-o", "all/results.json"]) in (0, 1)
+    transcripts = _transcripts(here / "all" / "results.json")
+    party = [s for s in load_instrument(()).seeds if s.multi_party]
+    assert sorted(t.seed_id for t in transcripts) == sorted(s.id for s in party)
+    for t in transcripts:
+        seed = next(s for s in party if s.id == t.seed_id)
+        users = [u for u in t.turns if u.role == "user"]
+        assert [u.speaker.id if u.speaker else None for u in users] == list(seed.speakers[: len(users)])
+    # the callable got every user message as "Name: text" (the default convention)
+    names = {p.name for s in party for p in s.participants}
+    user_msgs = [m for call in mp_bot.CALLS for m in call if m["role"] == "user"]
+    assert user_msgs and all(m["content"].split(": ", 1)[0] in names for m in user_msgs)
+    html = (here / "all" / "report.html").read_text(encoding="utf-8")
+    assert 'class="speaker' in html
+
+
+def test_rejudge_reads_speaker_turns(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    args = ["run", "--suite", "multi-party", "--offline", "--runs", "1", "--target", "py:mp_bot:reply"]
+    assert cli_main([*args, "--results", "base/results.json"]) in (0, 1)
+    with FakeOpenAIServer(strict=False) as fake:
+        install(fake, judge=ScoringJudge(default=8))
+        for key, value in role_env(fake, target=None, auditor=False, judge=True).items():
+            monkeypatch.setenv(key, value)
+        assert cli_main(["rejudge", "base/results.json", "--judge", f"openai/{JUDGE_MODEL}",
+                         "-o", "rj/results.json"]) in (0, 1)
+        prompts = [m["content"] for r in fake.requests for m in r.messages if m["role"] == "user"]
+    assert prompts and all("USER (" in p for p in prompts)  # the judge sees who wrote each turn
+    data = json.loads((here / "rj" / "results.json").read_text(encoding="utf-8"))
+    assert data["records"] and all(r["verdicts"] for r in data["records"])
+    assert [t.speakers for t in _transcripts(here / "rj" / "results.json")] == [
+        t.speakers for t in _transcripts(here / "base" / "results.json")
+    ]
+
+
+@pytest.mark.parametrize("convention", ["prefix", "name"])
+def test_http_target_gets_speaker_labels(here: Path, convention: str) -> None:
+    with FakeOpenAIServer(strict=False) as fake:
+        fake.on("empath-target", "Thank you both for writing.")
+        args = ["run", "--suite", "multi-party", "--offline", "--runs", "1", "--target", fake.base_url,
+                "--multi-party-convention", convention, "--results", f"{convention}/results.json"]
+        assert cli_main(args) in (0, 1)
+        requests = list(fake.requests)
+    assert requests
+    party = [s for s in load_instrument(()).seeds if s.multi_party]
+    labels = tuple(f"{p.name}: " for s in party for p in s.participants)
+    for req in requests:
+        users = [m for m in req.messages if m["role"] == "user"]
+        assert users
+        if convention == "name":
+            assert all(m.get("name") for m in users)
+            assert not any(m["content"].startswith(labels) for m in users)
+        else:
+            assert all("name" not in m for m in users)
+            assert all(m["content"].startswith(labels) for m in users)
+    transcripts = _transcripts(here / convention / "results.json")
+    assert transcripts and all(t.schema_version == "2" for t in transcripts)
