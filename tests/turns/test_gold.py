@@ -55,12 +55,14 @@ def test_user_side_spans_every_dimension_metric_and_risk_level(gold: GoldSet, se
     chosen = [seeds[s] for s in {t.seed for t in gold.user}]
     for loc in LOCALES:
         mine = [s for s in chosen if s.locale == loc]
-        # text seeds: the voice seeds (tag ``voice``) came after the gold and carry cue tokens
-        shipped = [s for s in seeds.values() if s.locale == loc and not is_voice_seed(s.tags)]
+        # one-person text seeds: the voice and multi-party seeds came after the gold
+        shipped = [s for s in seeds.values()
+                   if s.locale == loc and not is_voice_seed(s.tags) and not s.multi_party]
         assert {s.id.split("-")[0] for s in mine} == {s.id.split("-")[0] for s in shipped}
         levels = {s.risk.level if s.risk else None for s in mine}
         assert levels == {s.risk.level if s.risk else None for s in shipped}, loc
-    metrics = {m for s in seeds.values() if not is_voice_seed(s.tags) for m in s.primary_metrics}
+    metrics = {m for s in seeds.values() if not is_voice_seed(s.tags) and not s.multi_party
+               for m in s.primary_metrics}
     assert {m for s in chosen for m in s.primary_metrics} == metrics
 
 
