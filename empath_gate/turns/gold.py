@@ -20,6 +20,12 @@ stored in the file so a reader needs no code, and checked against the rule by th
   one deal running on from stratum to stratum (strata in name order), so each stratum's
   halves, and the totals, differ by at most one unit.
 
+An optional third file, ``user-heldout2.jsonl``, holds a **second held-out set**
+(:data:`FRESH_SPLIT`): user turns of further seed scripts, labelled in the same format after
+the first held-out half had been looked at during tuning and before the next change to an
+annotator. Its items all carry ``split: heldout2``; they are not dealt (the whole file is
+held out), and none of its seeds may appear in ``user.jsonl``. It has no bot replies.
+
 Reading goes through :mod:`empath_gate.bounded`; every problem is a :class:`GoldError`
 naming the file and the 1-based line.
 """
@@ -38,8 +44,11 @@ from empath_gate.bounded import InputLimits, JsonLineError, read_jsonl
 from empath_gate.errors import ConfigError
 from empath_gate.turns.model import BOT_LABELS, STRATEGIES, USER_LABELS, Dialogue, DialogueTurn
 
-Split = Literal["tune", "held-out"]
+Split = Literal["tune", "held-out", "heldout2"]
 SPLITS: tuple[Split, ...] = ("tune", "held-out")
+"""The two halves the split rule deals ``user.jsonl`` and ``bot.jsonl`` into."""
+FRESH_SPLIT: Split = "heldout2"
+"""The split of every item of :data:`FRESH_USER_FILE`, the second held-out set (module docstring)."""
 GoldLocale = Literal["es-MX", "en-US"]
 Quality = Literal["good", "mediocre", "generic", "unsafe"]
 """How good a gold bot reply is as support (written on purpose to vary; not a label any
@@ -51,6 +60,7 @@ every half, so it changes only with a new gold version."""
 
 USER_FILE = "user.jsonl"
 BOT_FILE = "bot.jsonl"
+FRESH_USER_FILE = "user-heldout2.jsonl"
 
 
 class GoldError(ConfigError):
@@ -118,19 +128,25 @@ class GoldBotReply(_Item):
 
 
 class GoldSet(BaseModel):
-    """The whole gold: ``user`` turns (in file order) and ``bot`` replies (in file order)."""
+    """The whole gold: ``user`` turns and ``bot`` replies of the tune and held-out halves (in
+    file order), and ``fresh``, the user turns of the second held-out set (``heldout2``; empty
+    when the folder has no :data:`FRESH_USER_FILE`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     user: tuple[GoldUserTurn, ...]
     bot: tuple[GoldBotReply, ...]
+    fresh: tuple[GoldUserTurn, ...] = ()
 
     def user_in(self, split: Split | None) -> tuple[GoldUserTurn, ...]:
-        """The user turns of ``split`` (``None``: all)."""
+        """The user turns of ``split`` (``heldout2``: :attr:`fresh`; ``None``: both halves,
+        tune and held-out, without the second held-out set)."""
+        if split == FRESH_SPLIT:
+            return self.fresh
         return tuple(t for t in self.user if split is None or t.split == split)
 
     def bot_in(self, split: Split | None) -> tuple[GoldBotReply, ...]:
-        """The bot replies of ``split`` (``None``: all)."""
+        """The bot replies of ``split`` (``None``: both halves; ``heldout2`` has none)."""
         return tuple(r for r in self.bot if split is None or r.split == split)
 
 
@@ -182,7 +198,9 @@ def expected_splits(user: Sequence[GoldUserTurn], bot: Sequence[GoldBotReply]) -
 _I = TypeVar("_I", GoldUserTurn, GoldBotReply)
 
 
-def _read_items(path: Path, parse: Callable[[object], _I], limits: InputLimits | None) -> list[_I]:
+def _read_items(path: Path, parse: Callable[[object], _I], limits: InputLimits | None,
+                splits: Sequence[Split] = SPLITS) -> tuple[list[_I], dict[str, int]]:
+    """The items of ``path`` and the 1-based line of each id; every item's split in ``splits``."""
     if not path.is_file():
         raise GoldError(f"{path}: the gold file is missing")
     items: list[_I] = []
@@ -202,9 +220,12 @@ def _read_items(path: Path, parse: Callable[[object], _I], limits: InputLimits |
             raise GoldError(f"{path}:{line}: {where}: {first['msg']}") from None
         if item.id in seen:
             raise GoldError(f"{path}:{line}: id {item.id!r} repeats line {seen[item.id]}")
+        if item.split not in splits:
+            raise GoldError(f"{path}:{line}: split: {item.split!r} is not allowed in this file; "
+                            f"use {' or '.join(repr(x) for x in splits)}")
         seen[item.id] = line
         items.append(item)
-    return items
+    return items, seen
 
 
 def _check_scripts(path: Path, user: Sequence[GoldUserTurn]) -> None:
@@ -221,18 +242,30 @@ def _check_scripts(path: Path, user: Sequence[GoldUserTurn]) -> None:
 
 
 def load_gold(folder: Path, limits: InputLimits | None = None) -> GoldSet:
-    """Read and validate the gold folder ``folder`` (``user.jsonl`` and ``bot.jsonl``).
+    """Read and validate the gold folder ``folder`` (``user.jsonl``, ``bot.jsonl`` and, when
+    present, ``user-heldout2.jsonl``).
 
     Checks each line (a JSON object valid as its item type), unique ids, each seed's turns
-    contiguous from 0 in file order and in one locale. Raises :class:`GoldError` naming the
-    file and line, or :class:`~empath_gate.bounded.InputLimitError` for an input over a limit.
-    Does not check the split rule or the seed files (see :func:`split_problems`)."""
+    contiguous from 0 in file order and in one locale; in the second held-out file, also that
+    every item is ``heldout2`` and no seed is one of ``user.jsonl``'s (and no ``user.jsonl``
+    item claims ``heldout2``). Raises :class:`GoldError` naming the file and line, or
+    :class:`~empath_gate.bounded.InputLimitError` for an input over a limit. Does not check the
+    split rule or the seed files (see :func:`split_problems`)."""
     folder = Path(folder)
-    user_path, bot_path = folder / USER_FILE, folder / BOT_FILE
-    user = _read_items(user_path, GoldUserTurn.model_validate, limits)
-    bot = _read_items(bot_path, GoldBotReply.model_validate, limits)
+    user_path, bot_path, fresh_path = folder / USER_FILE, folder / BOT_FILE, folder / FRESH_USER_FILE
+    user, _ = _read_items(user_path, GoldUserTurn.model_validate, limits)
+    bot, _ = _read_items(bot_path, GoldBotReply.model_validate, limits)
     _check_scripts(user_path, user)
-    return GoldSet(user=tuple(user), bot=tuple(bot))
+    fresh: list[GoldUserTurn] = []
+    if fresh_path.exists():
+        fresh, lines = _read_items(fresh_path, GoldUserTurn.model_validate, limits, (FRESH_SPLIT,))
+        _check_scripts(fresh_path, fresh)
+        halves = {t.seed for t in user}
+        for t in fresh:
+            if t.seed in halves:
+                raise GoldError(f"{fresh_path}:{lines[t.id]}: seed {t.seed!r} is also in {USER_FILE}; "
+                                "a held-out seed must be new")
+    return GoldSet(user=tuple(user), bot=tuple(bot), fresh=tuple(fresh))
 
 
 def split_problems(gold: GoldSet) -> list[str]:
@@ -271,6 +304,8 @@ def bot_dialogue(reply: GoldBotReply) -> Dialogue:
 
 __all__ = [
     "BOT_FILE",
+    "FRESH_SPLIT",
+    "FRESH_USER_FILE",
     "SPLITS",
     "SPLIT_SALT",
     "USER_FILE",

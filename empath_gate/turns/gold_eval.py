@@ -14,7 +14,15 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from empath_gate.analysis.base import AnalysisModel
-from empath_gate.turns.gold import GoldBotReply, GoldSet, GoldUserTurn, Split, bot_dialogue, user_dialogues
+from empath_gate.turns.gold import (
+    FRESH_SPLIT,
+    GoldBotReply,
+    GoldSet,
+    GoldUserTurn,
+    Split,
+    bot_dialogue,
+    user_dialogues,
+)
 from empath_gate.turns.model import (
     BOT_LABELS,
     STRATEGIES,
@@ -54,13 +62,15 @@ class Predictions(AnalysisModel):
 
 
 def annotate_gold(gold: GoldSet, annotate: Annotate) -> Predictions:
-    """Run ``annotate`` on every dialogue of ``gold`` (seed scripts, then bot replies). An
-    exception of the annotator is not caught: it is a bug, not an annotation failure."""
+    """Run ``annotate`` on every dialogue of ``gold`` (seed scripts of both halves and of the
+    second held-out set, then bot replies). An exception of the annotator is not caught: it is
+    a bug, not an annotation failure."""
     labels: dict[str, TurnLabel | None] = {}
     failures: Counter[str] = Counter()
     version: str | None = None
     jobs: list[tuple[Dialogue, Sequence[int], Sequence[str]]] = [
-        (dialogue, range(len(items)), [t.id for t in items]) for dialogue, items in user_dialogues(gold.user)]
+        (dialogue, range(len(items)), [t.id for t in items])
+        for dialogue, items in user_dialogues((*gold.user, *gold.fresh))]
     jobs += [(bot_dialogue(reply), (1,), (reply.id,)) for reply in gold.bot]
     for dialogue, turns, ids in jobs:
         annotation = annotate(dialogue)
@@ -87,15 +97,16 @@ def _bot_side(items: Sequence[GoldBotReply], labels: Labels, majority: str) -> S
 
 
 class HalfScores(AnalysisModel):
-    """The scores of one half (``split``: ``tune``, ``held-out`` or ``all``): ``user`` and
-    ``bot`` pooled over locales, the same ``by_locale``; ``user_agreement``/``bot_agreement``
-    with a second annotator when one ran; ``floors`` the issue's floors on each side
+    """The scores of one half (``split``: ``tune``, ``held-out``, ``heldout2`` or ``all``):
+    ``user`` and ``bot`` pooled over locales (``bot`` ``None`` for a set without bot replies,
+    such as ``heldout2``), the same ``by_locale``; ``user_agreement``/``bot_agreement`` with a
+    second annotator when one ran; ``floors`` the issue's floors on each side scored
     (``user ...`` / ``bot ...``)."""
 
     split: str
     user: SideScores
-    bot: SideScores
-    by_locale: dict[str, tuple[SideScores, SideScores]]
+    bot: SideScores | None
+    by_locale: dict[str, tuple[SideScores, SideScores | None]]
     user_agreement: Agreement | None = None
     bot_agreement: Agreement | None = None
     floors: tuple[FloorCheck, ...]
@@ -103,11 +114,13 @@ class HalfScores(AnalysisModel):
 
 def score_half(gold: GoldSet, predictions: Predictions, split: Split | None,
                second: Predictions | None = None) -> HalfScores:
-    """Score ``predictions`` on the ``split`` half of ``gold`` (``None``: both halves). The
-    majority baseline is the tune half's most frequent label, pooled for the pooled scores and
-    per locale for each locale's. ValueError when the half lacks user turns or bot replies."""
+    """Score ``predictions`` on the ``split`` half of ``gold`` (``None``: both halves;
+    ``heldout2``: the second held-out set, user turns only, so ``bot`` is ``None`` and only the
+    user floors are checked). The majority baseline is the tune half's most frequent label,
+    pooled for the pooled scores and per locale for each locale's. ValueError when the half
+    lacks user turns, or bot replies (except ``heldout2``)."""
     users, bots = gold.user_in(split), gold.bot_in(split)
-    if not users or not bots:
+    if not users or (not bots and split != FRESH_SPLIT):
         raise ValueError(f"the {split or 'whole'} gold has no user turns or no bot replies")
     labels = predictions.labels
 
@@ -117,20 +130,23 @@ def score_half(gold: GoldSet, predictions: Predictions, split: Split | None,
         return majority_label(u, USER_LABELS), majority_label(b, BOT_LABELS)
 
     mu, mb = tune_majority(None)
-    user, bot = _user_side(users, labels, mu), _bot_side(bots, labels, mb)
-    by_locale = {}
+    user = _user_side(users, labels, mu)
+    bot = _bot_side(bots, labels, mb) if bots else None
+    by_locale: dict[str, tuple[SideScores, SideScores | None]] = {}
     for locale in LOCALES:
         lu = [t for t in users if t.locale == locale]
         lb = [r for r in bots if r.locale == locale]
-        if lu and lb:
+        if lu and (lb or not bots):
             mlu, mlb = tune_majority(locale)
-            by_locale[locale] = (_user_side(lu, labels, mlu), _bot_side(lb, labels, mlb))
+            by_locale[locale] = (_user_side(lu, labels, mlu), _bot_side(lb, labels, mlb) if lb else None)
+    sides = (("user", user), ("bot", bot))
     floors = tuple(check.model_copy(update={"name": f"{side} {check.name}"})
-                   for side, scores in (("user", user), ("bot", bot)) for check in floor_checks(scores))
+                   for side, scores in sides if scores is not None for check in floor_checks(scores))
     ua = ba = None
     if second is not None:
         ua = agreement([labels[t.id] for t in users], [second.labels[t.id] for t in users])
-        ba = agreement([labels[r.id] for r in bots], [second.labels[r.id] for r in bots])
+        if bots:
+            ba = agreement([labels[r.id] for r in bots], [second.labels[r.id] for r in bots])
     return HalfScores(split=split or "all", user=user, bot=bot, by_locale=by_locale,
                       user_agreement=ua, bot_agreement=ba, floors=floors)
 
@@ -185,13 +201,16 @@ def _agreement(name: str, a: Agreement | None) -> list[str]:
 def render_half(half: HalfScores, title: str) -> str:
     """The text block of one half: ``title``, each side's tables and figures, the per-locale
     summary, the agreement when a second annotator ran, and each floor with met / not met."""
-    lines = [f"== {title} ==", *_side("user turns", half.user), *_side("bot replies", half.bot)]
+    lines = [f"== {title} ==", *_side("user turns", half.user)]
+    lines += _side("bot replies", half.bot) if half.bot is not None else ["  bot replies: none in this set"]
     for locale, (u, b) in half.by_locale.items():
+        bot = "" if b is None else (
+            f" | bot macro-F1 {_num(b.labels.macro_f1)} (margin {_num(b.margin, sign=True)}), valence "
+            f"Spearman {_num(b.valence.spearman)}, strategy macro-F1 "
+            f"{_num(b.strategies.macro_f1 if b.strategies else None)}")
         lines.append(f"  {locale}: user macro-F1 {_num(u.labels.macro_f1)} (baseline "
                      f"{_num(u.baseline.macro_f1)}, margin {_num(u.margin, sign=True)}), valence Spearman "
-                     f"{_num(u.valence.spearman)} | bot macro-F1 {_num(b.labels.macro_f1)} (margin "
-                     f"{_num(b.margin, sign=True)}), valence Spearman {_num(b.valence.spearman)}, strategy "
-                     f"macro-F1 {_num(b.strategies.macro_f1 if b.strategies else None)}")
+                     f"{_num(u.valence.spearman)}{bot}")
     lines += _agreement("user", half.user_agreement) + _agreement("bot", half.bot_agreement)
     lines.append(f"  floors ({half.split}):")
     for f in half.floors:

@@ -208,3 +208,56 @@ def test_loader_reads_through_the_bounded_reader(tmp_path: Path) -> None:
     folder = _write(tmp_path, [_u("s-a", 0, text="x" * 50)], [_b(1)])
     with pytest.raises(InputLimitError):
         load_gold(folder, InputLimits(max_field_chars=20))
+
+
+# ----------------------------------------------------------------------------- the second held-out set
+
+
+def test_heldout2_labels_every_user_turn_of_40_new_seed_scripts_per_locale(
+        gold: GoldSet, seeds: dict[str, Seed]) -> None:
+    by_seed: dict[str, list[str]] = {}
+    for t in gold.fresh:
+        assert t.seed in seeds and t.locale == seeds[t.seed].locale and t.split == "heldout2", t.id
+        by_seed.setdefault(t.seed, []).append(t.text)
+    for seed_id, texts in by_seed.items():
+        assert tuple(texts) == tuple(seeds[seed_id].script), f"{seed_id}: heldout2 differs from the script"
+    assert not set(by_seed) & {t.seed for t in gold.user}  # no seed of the tune or held-out half
+    per_locale: Counter[str] = Counter(seeds[s].locale for s in by_seed)
+    assert all(per_locale[loc] >= 40 for loc in LOCALES), per_locale
+    # it reaches the voice and multi-party seeds the first gold predates
+    assert any(is_voice_seed(seeds[s].tags) for s in by_seed) and any(seeds[s].multi_party for s in by_seed)
+    for loc in LOCALES:
+        assert {t.label for t in gold.fresh if t.locale == loc} == set(USER_LABELS), loc
+
+
+def test_heldout2_values_follow_the_guide(gold: GoldSet) -> None:
+    for t in gold.fresh:
+        if t.label == "hopelessness":
+            assert t.valence <= -0.5, t.id
+        if t.label in ("hope", "relief_calm"):
+            assert t.valence > 0, t.id
+        if t.label == "neutral":
+            assert abs(t.valence) <= 0.3 and t.intensity == 0, t.id
+        else:
+            assert t.intensity > 0, t.id
+    assert gold.user_in("heldout2") == gold.fresh and not gold.bot_in("heldout2")
+    assert not set(gold.user_in(None)) & set(gold.fresh)
+
+
+def test_heldout2_file_is_optional_and_checked(tmp_path: Path) -> None:
+    folder = _write(tmp_path, [_u("s-a", 0)], [_b(1)])
+    assert load_gold(folder).fresh == ()
+    fresh = folder / "user-heldout2.jsonl"
+    fresh.write_text(json.dumps(_u("s-b", 0, split="heldout2")) + "\n", encoding="utf-8")
+    assert [t.seed for t in load_gold(folder).fresh] == ["s-b"]
+    fresh.write_text(json.dumps(_u("s-b", 0, split="heldout2")) + "\n" + json.dumps(_u("s-c", 0)) + "\n",
+                     encoding="utf-8")
+    with pytest.raises(GoldError, match=r"user-heldout2\.jsonl:2: split: 'tune' is not allowed"):
+        load_gold(folder)
+    fresh.write_text(json.dumps(_u("s-a", 0, split="heldout2")) + "\n", encoding="utf-8")
+    with pytest.raises(GoldError, match=r"user-heldout2\.jsonl:1: seed 's-a' is also in user\.jsonl"):
+        load_gold(folder)
+    fresh.unlink()
+    _write(tmp_path, [_u("s-a", 0, split="heldout2")], [_b(1)])
+    with pytest.raises(GoldError, match=r"user\.jsonl:1: split: 'heldout2' is not allowed"):
+        load_gold(folder)

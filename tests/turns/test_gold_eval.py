@@ -27,7 +27,7 @@ def gold() -> GoldSet:
 
 def _oracle(gold: GoldSet) -> Any:
     """A stub that returns the gold itself (user turns by seed and index, bot replies by id)."""
-    user = {(t.seed, t.turn): t for t in gold.user}
+    user = {(t.seed, t.turn): t for t in (*gold.user, *gold.fresh)}
     bot = {r.id: r for r in gold.bot}
     seen: list[Dialogue] = []
 
@@ -64,13 +64,15 @@ def _constant(dialogue: Dialogue) -> Annotation:
 def test_the_annotator_sees_whole_scripts_and_two_turn_replies(gold: GoldSet) -> None:
     oracle = _oracle(gold)
     preds = annotate_gold(gold, oracle)
-    seeds = {t.seed for t in gold.user}
+    user = (*gold.user, *gold.fresh)  # both halves and the second held-out set
+    seeds = {t.seed for t in user}
+    assert gold.fresh and len(seeds) == len({t.seed for t in gold.user}) + len({t.seed for t in gold.fresh})
     assert preds.dialogues == len(seeds) + len(gold.bot) == len(oracle.seen)
     scripts = [d for d in oracle.seen if d.conversation_id in seeds]
-    assert sum(len(d.turns) for d in scripts) == len(gold.user)
+    assert sum(len(d.turns) for d in scripts) == len(user)
     replies = [d for d in oracle.seen if d.conversation_id not in seeds]
     assert all([t.role for t in d.turns] == ["user", "assistant"] for d in replies)
-    assert set(preds.labels) == {t.id for t in gold.user} | {r.id for r in gold.bot}
+    assert set(preds.labels) == {t.id for t in user} | {r.id for r in gold.bot}
     assert preds.failures == {} and preds.version == "stub-1"
 
 
@@ -117,7 +119,8 @@ def test_failures_are_counted_by_reason_and_scored_as_misses(gold: GoldSet) -> N
     failed = preds.failures["parse_error"]
     assert failed == preds.dialogues // 3
     half = score_half(gold, preds, None)
-    missing = sum(v is None for v in preds.labels.values())
+    halves = {t.id for t in gold.user} | {r.id for r in gold.bot}  # None: both halves, not heldout2
+    missing = sum(v is None for k, v in preds.labels.items() if k in halves)
     assert half.user.labels.failures + half.bot.labels.failures == missing > 0
     assert half.user.labels.macro_f1 is not None and half.user.labels.macro_f1 < 1.0
     # a failure never becomes a label: precision stays perfect, only recall drops
@@ -200,3 +203,29 @@ def test_bench_reports_agreement_with_a_second_annotator(
     out = capsys.readouterr().out
     assert "agreement with the second annotator: Cohen's kappa 0.000" in out
     assert bench.main(["--second", "second_annotator_stub:nothing"]) == 2
+
+
+def test_the_second_held_out_set_is_scored_on_user_turns_only(gold: GoldSet) -> None:
+    preds = annotate_gold(gold, _oracle(gold))
+    half = score_half(gold, preds, "heldout2")
+    assert half.split == "heldout2" and half.bot is None and half.bot_agreement is None
+    assert half.user.labels.n == len(gold.fresh) and half.user.valence.spearman == pytest.approx(1.0)
+    assert [f.name.split()[0] for f in half.floors] == ["user", "user"] and all(f.met for f in half.floors)
+    assert all(b is None for _, b in half.by_locale.values()) and set(half.by_locale) == {"es-MX", "en-US"}
+    assert "bot replies: none in this set" in render_half(half, "heldout2")
+    flat = score_half(gold, annotate_gold(gold, _constant), "heldout2", second=preds)
+    assert not any(f.met for f in flat.floors) and flat.user_agreement is not None
+
+
+def test_bench_prints_heldout2_and_gates_on_it(
+        gold: GoldSet, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _offline(monkeypatch, _oracle(gold))
+    bench = _bench()
+    assert bench.main([]) == 0
+    out = capsys.readouterr().out
+    assert out.index("== held-out half") < out.index("== heldout2, the second") < out.index("== tune half")
+    assert f"heldout2: {len(gold.fresh)} user turns" in out
+    _offline(monkeypatch, _constant)
+    assert bench.main(["--split", "heldout2"]) == 1
+    out = capsys.readouterr().out
+    assert "not met" in out and "== tune half" not in out and "== held-out half" not in out
