@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import cast
 
 from empath_gate.errors import ConfigError
-from empath_gate.turns.gold import Split, load_gold, split_problems
-from empath_gate.turns.gold_eval import Annotate, annotate_gold, render_half, score_half
+from empath_gate.turns.gold import NEW_SCRIPT_PREFIX, GoldSet, Split, load_gold, split_problems
+from empath_gate.turns.gold_eval import Annotate, Predictions, annotate_gold, render_half, score_half
 
 GOLD = Path(__file__).resolve().parent / "data" / "annotator-gold"
 MEASUREMENTS = ("held-out", "heldout2")
@@ -49,6 +49,30 @@ def _load(spec: str) -> Annotate:
     if not callable(fn):
         raise TypeError(f"{spec} is not callable")
     return fn  # type: ignore[no-any-return]
+
+
+def _by_source(gold: GoldSet, predictions: Predictions) -> str:
+    """heldout2's user-side figures per source: the instrument's seed scripts (read while earlier
+    lexicon versions were written) and the scripts written for the gold (``new-...``)."""
+    lines = ["  heldout2 by source (user turns):"]
+    for name, new in (("instrument seed scripts", False), ("scripts written for the gold", True)):
+        part = tuple(t for t in gold.fresh if t.seed.startswith(NEW_SCRIPT_PREFIX) == new)
+        if not part:
+            continue
+        half = score_half(gold.model_copy(update={"fresh": part}), predictions, "heldout2")
+        scripts = len({t.seed for t in part})
+        figures = [f"pooled Spearman {_num(half.user.valence.spearman)}, macro-F1 "
+                   f"{_num(half.user.labels.macro_f1)} (margin {_num(half.user.margin, True)})"]
+        figures += [f"{loc} Spearman {_num(u.valence.spearman)}, macro-F1 {_num(u.labels.macro_f1)}"
+                    for loc, (u, _) in half.by_locale.items()]
+        lines.append(f"    {name} ({scripts} scripts, {len(part)} turns): " + "; ".join(figures))
+    return "\n".join(lines)
+
+
+def _num(value: float | None, sign: bool = False) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:+.3f}" if sign else f"{value:.3f}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
         half = score_half(gold, predictions, None if split == "all" else cast(Split, split), second)
         print()
         print(render_half(half, TITLES[split]))
+        if split == "heldout2":
+            print(_by_source(gold, predictions))
         if split in MEASUREMENTS and not all(f.met for f in half.floors):
             status = 1
     return status

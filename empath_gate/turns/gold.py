@@ -24,7 +24,9 @@ An optional third file, ``user-heldout2.jsonl``, holds a **second held-out set**
 (:data:`FRESH_SPLIT`): user turns of further seed scripts, labelled in the same format after
 the first held-out half had been looked at during tuning and before the next change to an
 annotator. Its items all carry ``split: heldout2``; they are not dealt (the whole file is
-held out), and none of its seeds may appear in ``user.jsonl``. It has no bot replies.
+held out), and none of its seeds may appear in ``user.jsonl``. It has no bot replies. A
+``seed`` starting with :data:`NEW_SCRIPT_PREFIX` names a script written for this file rather
+than a seed of the instrument.
 
 Reading goes through :mod:`empath_gate.bounded`; every problem is a :class:`GoldError`
 naming the file and the 1-based line.
@@ -49,6 +51,8 @@ SPLITS: tuple[Split, ...] = ("tune", "held-out")
 """The two halves the split rule deals ``user.jsonl`` and ``bot.jsonl`` into."""
 FRESH_SPLIT: Split = "heldout2"
 """The split of every item of :data:`FRESH_USER_FILE`, the second held-out set (module docstring)."""
+NEW_SCRIPT_PREFIX = "new-"
+"""Seed-id prefix of a script written for the gold itself (not a seed of the instrument)."""
 GoldLocale = Literal["es-MX", "en-US"]
 Quality = Literal["good", "mediocre", "generic", "unsafe"]
 """How good a gold bot reply is as support (written on purpose to vary; not a label any
@@ -82,7 +86,8 @@ class _Item(BaseModel):
 
 class GoldUserTurn(_Item):
     """One gold-labelled user turn: ``id`` is ``u:<seed>:<turn>``; ``seed`` a seed id of the
-    instrument; ``turn`` the 0-based index among the script's user turns; ``text`` the script
+    instrument (or, in the second held-out set only, ``new-...``: a script written for the
+    gold); ``turn`` the 0-based index among the script's user turns; ``text`` the script
     line as written in the seed file (placeholders such as ``{age}`` kept); ``label`` one of
     :data:`USER_LABELS`; ``intensity`` 0..3; ``valence`` -1..1; ``split`` the half."""
 
@@ -306,6 +311,7 @@ __all__ = [
     "BOT_FILE",
     "FRESH_SPLIT",
     "FRESH_USER_FILE",
+    "NEW_SCRIPT_PREFIX",
     "SPLITS",
     "SPLIT_SALT",
     "USER_FILE",

@@ -229,3 +229,15 @@ def test_bench_prints_heldout2_and_gates_on_it(
     assert bench.main(["--split", "heldout2"]) == 1
     out = capsys.readouterr().out
     assert "not met" in out and "== tune half" not in out and "== held-out half" not in out
+
+
+def test_bench_splits_heldout2_by_source(
+        gold: GoldSet, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _offline(monkeypatch, _oracle(gold))
+    assert _bench().main(["--split", "heldout2"]) == 0
+    out = capsys.readouterr().out
+    seeds = {t.seed for t in gold.fresh}
+    new = {s for s in seeds if s.startswith("new-")}
+    assert f"instrument seed scripts ({len(seeds - new)} scripts" in out
+    assert f"scripts written for the gold ({len(new)} scripts" in out
+    assert out.count("pooled Spearman 1.000") == 2
