@@ -6,8 +6,10 @@ labels).
 
 **User turns.** Lexicon phrases (``suites/lexicons/<locale>.yaml``) are evidence for their
 label, weight 1 (``neutral`` phrases 0.4). A phrase in a negator's scope (up to three tokens
-before it, same clause) is turned around: a negated unpleasant label ("no estoy triste", "not
-hopeless") is weak evidence (0.5) of ``relief_calm``; a negated ``hope`` counts for
+before it, same clause) is turned around: a negated unpleasant label is weak evidence (0.5) of
+``relief_calm`` only when the negator denies the writer's state (a word of
+:data:`STATE_WORDS` next to it: "no estoy triste", "I'm not hopeless"), and no evidence
+otherwise ("ayúdame a no entrar en pánico", "no deja de llorar"); a negated ``hope`` counts for
 ``hopelessness`` and a negated ``relief_calm`` ("no me siento bien") for ``sadness_grief``, both
 0.8. A statement matching the instrument's ``explicit_risk`` pattern set (``patterns.yaml``, in
 any of its locales: a code-switched risk statement still counts) adds 3 to ``hopelessness`` and
@@ -20,8 +22,9 @@ marks it, minus 1 for a diminisher ("un poco", "a little"), kept in 1..3.
 
 **Valence** (-1..1), a continuous score. *Word valence*: the turn's words rated on -4..4
 (English: vaderSentiment's ratings with the project's supplement; Spanish: the project's own
-list; :mod:`empath_gate.turns.valence_words`), a negator's scope flipping a rating, an
-intensifier raising it, and on user turns without a pleasant label positive ratings times
+list; :mod:`empath_gate.turns.valence_words`, with its idioms unrated), a negator's scope
+flipping a rating, an intensifier raising the word after it (and then having no rating of its
+own: es-MX "bien" in "bien mal"), and on user turns without a pleasant label positive ratings times
 :data:`USER_POSITIVE_SCALE` ("please", "ok", "help" are mostly politeness in help-seeking
 text), summed and squashed by vaderSentiment's ``normalize``. *A labelled user turn*:
 :data:`LEXICON_SHARE` x the evidence-weighted mean of the labels' valences (``emotions.yaml``)
@@ -31,7 +34,7 @@ user turn*: :data:`NEUTRAL_BASE` (a help-seeker's plain turn sits a little below
 the user turns before it (their valences, exponentially weighted, weight
 :data:`MOOD_DECAY` on the older mood): a plain turn inside a distressing story reads below 0.
 A risk statement caps the valence at :data:`RISK_VALENCE`. The weights are the project's
-choice, tuned on the tune half of the gold file (never on the held-out half).
+choice, tuned on the tune half of the gold file (never on the held-out half or on heldout2).
 
 **Assistant turns.** Warmth evidence: ``warmth_care`` phrases, a caring strategy
 (:data:`CARING_STRATEGIES`) and feelings named in a turn that addresses the user (user-side
@@ -74,7 +77,7 @@ from empath_gate.turns.lexmatch import (
 from empath_gate.turns.model import Annotation, Dialogue, DialogueTurn, TurnLabel, TurnLabels
 from empath_gate.turns.riskmatch import RiskMatcher, one_pattern, risk_locales
 
-RULES_VERSION = "2"
+RULES_VERSION = "3"
 """Version of the rules in this module; part of :data:`TurnLabels.version`."""
 
 USER_PRIORITY: tuple[str, ...] = (
@@ -99,6 +102,10 @@ HIT_WEIGHT = 1.0
 NEUTRAL_WEIGHT = 0.4
 NEGATED_UNPLEASANT_WEIGHT = 0.5
 NEGATED_PLEASANT_WEIGHT = 0.8
+STATE_WORDS: frozenset[str] = frozenset({
+    "estoy", "estaba", "ando", "me", "siento", "soy", "tengo", "i'm", "im", "am", "was", "feel",
+    "feeling", "felt"})
+"""Words (folded) that make a negator next to them deny the writer's state (project choice)."""
 RISK_WEIGHT = 3.0
 INTENSITY_SCALE: dict[int, float] = {0: 0.0, 1: 0.7, 2: 0.85, 3: 1.0}
 LEXICON_SHARE = 0.5
@@ -230,7 +237,8 @@ def _evidence(scan: _Scan, valences: dict[str, float]) -> _Evidence:
     ev = _Evidence()
     hits = _absorb_intensifiers(scan)
     for h in hits:
-        negated = ends_before(scan.negators, scan.toks, h.start, NEGATION_WINDOW) is not None
+        negator = ends_before(scan.negators, scan.toks, h.start, NEGATION_WINDOW)
+        negated = negator is not None
         boosted = ends_before(scan.intensifiers, scan.toks, h.start, MODIFIER_WINDOW) is not None
         boosted = boosted or h.start in _boosted_starts(scan, hits)
         damped = ends_before(scan.diminishers, scan.toks, h.start, MODIFIER_WINDOW) is not None
@@ -241,9 +249,19 @@ def _evidence(scan: _Scan, valences: dict[str, float]) -> _Evidence:
         elif label in _NEGATED:
             target, weight = _NEGATED[label]
             ev.add(target, weight, boosted=boosted, damped=damped)
-        elif valences.get(label, 0.0) < 0 and label != "concern":
+        elif (valences.get(label, 0.0) < 0 and label != "concern" and negator is not None
+              and _denies_a_state(scan.toks, negator)):
             ev.add("relief_calm", NEGATED_UNPLEASANT_WEIGHT)
     return ev
+
+
+def _denies_a_state(toks: list[str], negator: Hit) -> bool:
+    """Whether a negator denies the writer's state ("no estoy triste", "ya no tengo miedo",
+    "I'm not hopeless", "I don't feel sad"): a word of :data:`STATE_WORDS` right before or right
+    after it. A negated feeling elsewhere ("ayúdame a no entrar en pánico", "no deja de llorar",
+    "not just sad") is no evidence of calm."""
+    around = toks[negator.start - 1:negator.start] + toks[negator.end:negator.end + 1]
+    return any(t in STATE_WORDS for t in around)
 
 
 def _intensity(ev: _Evidence, label: str, text: str) -> int:
@@ -274,6 +292,12 @@ def _words(scan: _Scan, locale: str, positive_scale: float) -> float | None:
     negated = [ends_before(scan.negators, scan.toks, i, NEGATION_WINDOW) is not None for i in range(n)]
     boosted = [ends_before(scan.intensifiers, scan.toks, i, 1) is not None for i in range(n)]
     rated = ratings(scan.toks, locale)
+    for h in scan.intensifiers:
+        # "bien" in "bien mal", "so" in "so tired": the modifier raises the next word, and has
+        # no rating of its own there
+        if h.end < n and rated[h.end] is not None:
+            for k in range(h.start, h.end):
+                rated[k] = None
     return rated_valence(rated, negated, boosted, positive_scale)
 
 
