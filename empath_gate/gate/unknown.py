@@ -19,7 +19,7 @@ from empath_gate.gate.limits import EPS, gates
 
 if TYPE_CHECKING:
     from empath_gate.analysis.stats import CellStats
-    from empath_gate.gate.decide import ConditionCheck
+    from empath_gate.gate.conditions import ConditionCheck
     from empath_gate.instrument.models import ResolvedThresholds
     from empath_gate.results.model import RunRecord
 
