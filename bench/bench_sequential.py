@@ -124,7 +124,7 @@ def main() -> None:
         rate = differ / n
         rows.append((mode, saved, rate, differ, n, secs))
         print(f"{mode:>10}: {saved:.0%} fewer calls; decisions differing from all {runs} runs: "
-              f"{differ} of {n} tests ({rate:.2%}); rule time {secs / replicates * 1000:.0f} ms per suite run")
+              f"{differ} of {n} tests ({rate:.2%}); rule {secs / replicates * 1000:.0f} ms per suite run")
     exact, seq = rows
     print(f"target exact: the full-N decision in every test: {'met' if exact[3] == 0 else 'NOT met'} "
           f"({exact[3]} differ)")
