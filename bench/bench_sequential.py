@@ -123,12 +123,12 @@ def main() -> None:
         saved = 1 - calls / (full_calls * replicates)
         rate = differ / n
         rows.append((mode, saved, rate, differ, n, secs))
-        print(f"{mode:>10}: {saved:.0%} fewer calls; decisions differing from all {runs} runs: "
+        print(f"{mode:>10}: {saved:.1%} fewer calls; decisions differing from all {runs} runs: "
               f"{differ} of {n} tests ({rate:.2%}); rule {secs / replicates * 1000:.0f} ms per suite run")
     exact, seq = rows
     print(f"target exact: the full-N decision in every test: {'met' if exact[3] == 0 else 'NOT met'} "
           f"({exact[3]} differ)")
-    print(f"target sequential: >= 40% fewer calls: {'met' if seq[1] >= 0.40 else 'NOT met'} ({seq[1]:.0%})")
+    print(f"target sequential: >= 40% fewer calls: {'met' if seq[1] >= 0.40 else 'NOT met'} ({seq[1]:.1%})")
     print(f"target sequential: differs at most at its error rate {error_rate:g}: "
           f"{'met' if seq[2] <= error_rate else 'NOT met'} ({seq[2]:.2%})")
 

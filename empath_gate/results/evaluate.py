@@ -410,7 +410,7 @@ def _summary(
         counts=counts,
         judge_failures=failures,
         target_filtered=sum(r.target_filtered for r in recs),
-        transcripts=len(recs),
+        transcripts=sum(1 for r in recs if r.status != "stopped"),
         transcripts_failed=sum(1 for r in recs if r.status not in ("complete", "stopped")),
         transcripts_stopped=sum(1 for r in recs if r.status == "stopped"),
         criteria_only_metrics=criteria_only,

@@ -269,7 +269,7 @@ class Summary(_Model):
     check_counts: dict[str, int] = Field(default_factory=dict, description="suite checks per status")
     judge_failures: dict[str, int] = Field(default_factory=dict)
     target_filtered: int = 0
-    transcripts: int = 0
+    transcripts: int = Field(default=0, description="transcripts run (records other than stopped ones)")
     transcripts_failed: int = 0
     transcripts_stopped: int = Field(
         default=0, ge=0,
