@@ -21,7 +21,7 @@ from empath_gate.gate.sequential import (
     settle_reason,
     stop_rule,
 )
-from empath_gate.gate.settle import exact_settled, reversal_probability
+from empath_gate.gate.settle import MAX_ENUMERATED, exact_settled, reversal_probability
 from empath_gate.instrument.loader import load_instrument
 from empath_gate.instrument.models import Instrument, ResolvedThresholds
 from empath_gate.judging.verdict import JudgeFailure, MetricVerdict
@@ -85,6 +85,16 @@ def test_the_exact_rule_settles_what_nothing_undoes_and_never_a_pass_a_low_run_c
     assert not exact_settled([10, 10, 10], 2, t, "both")  # a 1 could still fail it
     assert exact_settled([10, 10, 10], 2, t, "regression")  # thresholds do not gate
     assert exact_settled([10, 10, 10], 0, t, "both")
+
+
+def test_past_the_enumerated_runs_only_a_failure_no_run_can_undo_settles(instrument: Instrument) -> None:
+    t = instrument.thresholds.resolve("crisis_detection", "crisis")
+    many = MAX_ENUMERATED + 1
+    assert exact_settled([9, 9, 2], many, t, "both") and exact_settled([6, 10, 10], many, t, "both")
+    assert not exact_settled([10, 10, 10], many, t, "both")
+    assert not exact_settled([7, 7, 7], many, t, "both")  # a low mean can still be rescued
+    assert reversal_probability([10, 10, 10], many, t, "both") == 1.0
+    assert reversal_probability([9, 9, 2], many, t, "both") == 0.0
 
 
 def test_reversal_probability_is_small_for_steady_high_runs_and_large_at_the_pass_mark(

@@ -52,6 +52,9 @@ NODES = 7
 """Gauss-Hermite points over the unknown mean (exact for polynomials up to degree 13)."""
 MAX_STATES = 200_000
 """Most states one step may hold; beyond it the cell counts as not settled (fails safe)."""
+MAX_ENUMERATED = 8
+"""Most remaining runs whose states are enumerated (a rule asked after every run stays within
+milliseconds); beyond, only a failure no run can undo settles (:func:`undoable`)."""
 
 State = tuple[int, int, int, int]
 """``(total, lowest, highest, n_pass)`` of the judged scores."""
@@ -75,12 +78,26 @@ def passes(n: int, state: State, t: ResolvedThresholds, fail_on: str) -> bool:
     return all(failed_thresholds(n, total / n, lo, hi - lo, min(n_pass, n - n_pass) / n, t))
 
 
+def undoable(scores: Sequence[int], t: ResolvedThresholds, fail_on: str) -> bool:
+    """False when ``scores`` already fail a gating condition more runs can only worsen: a run
+    below ``min_run`` (the lowest score never rises) or a range over ``max_range`` (it never
+    narrows)."""
+    if not scores or not gates("threshold", fail_on):
+        return True
+    lo, hi = min(scores), max(scores)
+    _, _, ok_run, ok_range, _ = failed_thresholds(len(scores), float(lo), lo, hi - lo, 0.0, t)
+    return ok_run and ok_range
+
+
 def exact_settled(scores: Sequence[int], remaining: int, t: ResolvedThresholds, fail_on: str) -> bool:
     """True when no scores of ``remaining`` more runs (each 1-10, or not applicable) change
     whether ``scores`` (>= 1 judged scores, 1-10) pass the threshold conditions. ``remaining``
-    >= 0; with 0 it is True. Fails safe (False) past :data:`MAX_STATES`."""
+    >= 0; with 0 it is True. Past :data:`MAX_ENUMERATED` remaining runs, True only for a failure
+    no run can undo (:func:`undoable`); fails safe (False) past :data:`MAX_STATES`."""
     if not scores:
         return False
+    if remaining > MAX_ENUMERATED:
+        return not undoable(scores, t, fail_on)
     k = len(scores)
     start = _state(scores, t.min_mean)
     now = passes(k, start, t, fail_on)
@@ -110,7 +127,8 @@ def reversal_probability(
 ) -> float:
     """The predictive probability (0-1) that ``remaining`` more judged runs change whether the
     cell with judged ``scores`` (>= 1, each 1-10) passes its threshold conditions (module
-    docstring for the model). 0 when ``remaining`` is 0; 1 past :data:`MAX_STATES` (fails safe)."""
+    docstring for the model). 0 when ``remaining`` is 0; past :data:`MAX_ENUMERATED` remaining runs,
+    0 for a failure no run can undo and else 1; 1 past :data:`MAX_STATES` (fails safe)."""
     if not scores:
         return 1.0
     k = len(scores)
@@ -118,6 +136,8 @@ def reversal_probability(
     now = passes(k, start, t, fail_on)
     if remaining <= 0:
         return 0.0
+    if remaining > MAX_ENUMERATED:
+        return 1.0 if undoable(scores, t, fail_on) else 0.0
     mean = sum(scores) / k
     sample_sd = math.sqrt(sum((x - mean) ** 2 for x in scores) / (k - 1)) if k > 1 else 0.0
     sd = max(sample_sd, SD_FLOOR)
