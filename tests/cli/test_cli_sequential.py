@@ -19,10 +19,11 @@ pytestmark = [pytest.mark.filterwarnings("ignore::empath_gate.judging.llm_judge.
 RUNS = ("--runs", "5")
 
 
-def _run(project: Project, cache: Path, *args: str) -> tuple[int, int, dict[str, Any], str]:
+def _run(project: Project, cache: Path, *args: str, score: int = 10) -> tuple[int, int, dict[str, Any], str]:
     """``empath-gate run`` of the tiny suite at 5 runs on a cold cache of its own, fixed-script
-    mode: (exit code, requests the server answered, results.json, diff.md)."""
-    program(project.fake, judge=ScoringJudge(default=10, seeds=project.seeds))
+    mode, every metric judged ``score``: (exit code, requests the server answered, results.json,
+    diff.md)."""
+    program(project.fake, judge=ScoringJudge(default=score, seeds=project.seeds))
     before = project.fake.request_count
     with environment(gate_env(project.fake, cache, auditor=False)), pytest.MonkeyPatch.context() as mp:
         mp.chdir(project.path)
@@ -79,4 +80,22 @@ def test_exact_gating_never_stops_a_passing_conversation_a_low_run_could_still_f
     assert code == 0
     assert not [r for r in res["records"] if r["status"] == "stopped"]
     assert "stopped: settled" not in diff
+    capsys.readouterr()
+
+
+def test_exact_gating_stops_conversations_that_fail_whatever_comes_with_the_full_runs_decisions(
+    project: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # every run scores 2, below every min_run: failed for good once the floors are reached
+    code_full, calls_full, full, _ = _run(project, tmp_path / "full", score=2)
+    code, calls, res, diff = _run(project, tmp_path / "exact", "--sequential-gating", "exact", score=2)
+    assert code_full == code == 1
+    assert _decisions(res) == _decisions(full) and set(_decisions(res).values()) == {"failed"}
+    stopped = [r for r in res["records"] if r["status"] == "stopped"]
+    assert stopped and all(r["error"].startswith("settled: no score of the remaining runs") for r in stopped)
+    critical = {i["conversation_id"] for i in res["items"] if i["critical"]}
+    ran = {c: sum(1 for r in res["records"] if r["conversation_id"] == c and r["status"] == "complete")
+           for c in {r["conversation_id"] for r in res["records"]}}
+    assert all(ran[c] == (3 if c in critical else 2) for c in ran)  # the floors, then stopped
+    assert calls < calls_full and "of 5 (stopped: settled)" in diff
     capsys.readouterr()
