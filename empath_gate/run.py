@@ -132,13 +132,20 @@ def run_plan(
     """Generate and judge every run of ``conversations`` (default: the whole plan), concurrently,
     with the cache, the budget and progress lines. Returns one record per transcript in plan order;
     a transcript stopped by an infrastructure problem is a record with ``status`` ``error`` or
-    ``budget`` and no verdict. Raises ConfigError/SuiteError when a role cannot be set up (e.g. a
-    ``py:`` target that does not import), and :class:`empath_gate.runner.RunInterrupted` (a
-    KeyboardInterrupt carrying the records of what finished) on Ctrl-C."""
+    ``budget`` and no verdict; with ``sequential_gating`` on, a run not started because its
+    conversation was settled is a ``stopped`` record (:mod:`empath_gate.gate.sequential`). Raises
+    ConfigError/SuiteError when a role cannot be set up (e.g. a ``py:`` target that does not
+    import), and :class:`empath_gate.runner.RunInterrupted` (a KeyboardInterrupt carrying the
+    records of what finished) on Ctrl-C."""
     from empath_gate import runner
+    from empath_gate.gate.sequential import plan_stop_rule
 
     ids = conversation_ids(setup.plan) if conversations is None else list(conversations)
     specs = runner.run_specs(setup.plan, setup.instrument, ids)
+    s = setup.settings
+    rule = plan_stop_rule(setup.plan, setup.instrument, mode=s.sequential_gating, fail_on=s.fail_on,
+                          error_rate=s.sequential_error_rate, baseline=setup.baseline,
+                          max_fallback_share=s.max_auditor_fallback_share)
     return runner.execute(
         specs,
         setup.plan.metrics_for(),
@@ -147,6 +154,7 @@ def run_plan(
         transcripts_dir=setup.transcripts_dir,
         progress=progress,
         relative_to=setup.results_path.parent,
+        stop_rule=rule,
     )
 
 

@@ -23,6 +23,7 @@ from empath_gate.results.model import RoleCalls, RunRecord
 if TYPE_CHECKING:
     from empath_gate.conversation.engine import RunSpec
     from empath_gate.conversation.transcript import Transcript
+    from empath_gate.gate.sequential import StopRule
     from empath_gate.instrument.models import Instrument
     from empath_gate.llm.accounting import Ledger, RoleTally
     from empath_gate.plan import Plan
@@ -62,6 +63,24 @@ def interrupted_record(spec: RunSpec) -> RunRecord:
         run=spec.run,
         status="error",
         error=INTERRUPTED_UNFINISHED,
+    )
+
+
+def stopped_record(spec: RunSpec, reason: str) -> RunRecord:
+    """The record of a run sequential gating did not start: status ``stopped`` with ``reason``
+    (no transcript, no verdict, no call: not run, never an error, never a pass)."""
+    from empath_gate.gate.sequential import STOPPED
+
+    return RunRecord(
+        transcript_id=spec.transcript_id,
+        conversation_id=spec.conversation_id,
+        suite=spec.suite,
+        seed_id=spec.seed.id,
+        persona_id=spec.persona.id,
+        locale=spec.seed.locale,
+        run=spec.run,
+        status=STOPPED,
+        error=reason,
     )
 
 
@@ -240,6 +259,7 @@ def execute(
     transcripts_dir: Path,
     progress: Callable[[str], None] | None = None,
     relative_to: Path | None = None,
+    stop_rule: StopRule | None = None,
 ) -> list[RunRecord]:
     """Generate and judge every run in ``specs``; ``metrics_for`` maps conversation id to the
     metric ids its tests need. Returns one record per spec, in spec order.
@@ -254,6 +274,12 @@ def execute(
     asked for without a judge model. After judging, each complete transcript is labelled by the
     dynamics annotator (:mod:`empath_gate.turns.run_annotation`) and written again with its
     labels. ``relative_to``: record transcript paths relative to it.
+
+    ``stop_rule`` (sequential gating, :mod:`empath_gate.gate.sequential`): a conversation's runs
+    go one after another, each started once the previous one is judged; after each judged run
+    ``stop_rule(conversation_id, its records so far in run order)`` is asked, and a reason stops
+    the conversation: each run not started gets a ``stopped`` record with that reason
+    (:func:`stopped_record`).
 
     Raises :class:`RunInterrupted` (a KeyboardInterrupt) on Ctrl-C, carrying the records of
     what finished.
@@ -271,6 +297,7 @@ def execute(
     finished: list[Transcript] = []
     judged: dict[str, list[MetricVerdict]] = {}
     stopped: set[str] = set()
+    given_up: dict[str, RunRecord] = {}  # transcript id -> its stopped record (sequential gating)
     risks: dict[str, tuple[int, ...]] = {}  # transcript id -> its explicit-risk user messages
     ledgers: list[Ledger] = []
 
@@ -296,6 +323,8 @@ def execute(
         return rec
 
     async def main() -> list[RunRecord]:
+        if stop_rule is not None:
+            return await _sequential(stop_rule)
         with ledger_session(settings.max_cost_usd) as ledger:
             ledgers.append(ledger)
             transcripts = await generate(
@@ -305,6 +334,41 @@ def execute(
             verdict_lists = await _judge_all(transcripts)
             transcripts = await _annotate_all(transcripts)
         return [record(t, vs, ledger) for t, vs in zip(transcripts, verdict_lists, strict=True)]
+
+    async def _round(batch: list[RunSpec], ledger: Ledger) -> list[RunRecord]:
+        transcripts = await generate(batch, settings=settings, progress=progress,
+                                     transcripts_dir=transcripts_dir, finished=finished)
+        verdict_lists = await _judge_all(transcripts)
+        transcripts = await _annotate_all(transcripts)
+        return [record(t, vs, ledger) for t, vs in zip(transcripts, verdict_lists, strict=True)]
+
+    async def _sequential(rule: StopRule) -> list[RunRecord]:
+        # the simplest schedule: run index by run index over the conversations still going
+        by_conv: dict[str, list[RunSpec]] = {}
+        for spec in specs:
+            by_conv.setdefault(spec.conversation_id, []).append(spec)
+        done: dict[str, RunRecord] = {}
+        with ledger_session(settings.max_cost_usd) as ledger:
+            ledgers.append(ledger)
+            going = {conv: sorted(runs, key=lambda s: s.run) for conv, runs in by_conv.items()}
+            while going:
+                batch = [runs[0] for runs in going.values()]
+                for rec in await _round(batch, ledger):
+                    done[rec.transcript_id] = rec
+                for conv in list(going):
+                    left = going[conv][1:]
+                    mine = [done[s.transcript_id] for s in by_conv[conv] if s.transcript_id in done]
+                    reason = rule(conv, mine) if left else None
+                    if reason is not None:
+                        for spec in left:
+                            done[spec.transcript_id] = stopped_record(spec, reason)
+                            given_up[spec.transcript_id] = done[spec.transcript_id]
+                        left = []
+                    if left:
+                        going[conv] = left
+                    else:
+                        del going[conv]
+        return [done[s.transcript_id] for s in specs]
 
     async def _annotate_all(transcripts: list[Transcript]) -> list[Transcript]:
         from empath_gate.conversation.engine import write_transcript
@@ -337,6 +401,9 @@ def execute(
         full = 0
         for spec in specs:
             t = by_id.get(spec.transcript_id)
+            if spec.transcript_id in given_up:
+                records.append(given_up[spec.transcript_id])
+                continue
             if t is None or not ledgers:
                 records.append(interrupted_record(spec))
                 continue

@@ -271,6 +271,8 @@ def reliability_from_records(records: Sequence[RunRecord], cells: Sequence[CellS
 
         {
           "version": 1,
+          "runs_used": int,                    # completed transcripts the figures read
+          "runs_stopped": int,                 # runs sequential gating did not start (not used)
           "conversations": int,                # conversations with >= 2 completed, hashed runs
           "transcripts_differed": float|None,  # share of them whose runs differ in content (0-1)
           "variance_split": bool,              # some transcript was judged K >= 2 times
@@ -310,6 +312,8 @@ def reliability_from_records(records: Sequence[RunRecord], cells: Sequence[CellS
     split = any(e["rejudged_transcripts"] for e in entries)
     return {
         "version": RESULTS_RELIABILITY_VERSION,
+        "runs_used": len(complete),
+        "runs_stopped": sum(1 for r in records if r.status == "stopped"),
         "conversations": replicated,
         "transcripts_differed": differed,
         "variance_split": split,

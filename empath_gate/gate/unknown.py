@@ -19,7 +19,7 @@ from empath_gate.gate.limits import EPS, gates
 
 if TYPE_CHECKING:
     from empath_gate.analysis.stats import CellStats
-    from empath_gate.gate.decide import ConditionCheck
+    from empath_gate.gate.conditions import ConditionCheck
     from empath_gate.instrument.models import ResolvedThresholds
     from empath_gate.results.model import RunRecord
 
@@ -49,9 +49,12 @@ def unusable_transcripts(records: Iterable[RunRecord], max_share: float) -> dict
     """Transcript id -> why the transcript is no evidence: ``transcript stopped: <status>:
     <error>`` for a record that did not complete (``error``/``budget``), or the
     :func:`degraded_reason` of a completed one. Their verdicts, if any, do not count: every
-    metric's run is unknown."""
+    metric's run is unknown. A ``stopped`` record (a run sequential gating did not start) is
+    not listed: it is no run of its cells at all."""
     out: dict[str, str] = {}
     for r in records:
+        if r.status == "stopped":  # not run (sequential gating): no run of the cell, not unknown
+            continue
         if r.status != "complete":
             out[r.transcript_id] = f"transcript stopped: {r.status}: {r.error or 'stopped'}"
             continue

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from empath_gate.results.cells import results_cells
 from empath_gate.results.model import GateInputs, ItemInfo, Results, ResultsMetadata, RunRecord, Summary
 from empath_gate.results.triage import triage_figures
 
@@ -106,61 +107,6 @@ def assemble(
         waivers=instrument.waivers,
         gate=gate_inputs(instrument, plan, layers),
     )
-
-
-def _cells(results: Results, thresholds: Thresholds) -> list[CellStats]:
-    """Cell statistics of every (conversation, metric) the document's tests ask for, in test order.
-    A transcript that is no evidence (stopped, or its auditor degraded:
-    :func:`empath_gate.gate.unknown.unusable_transcripts`) adds no verdict: its runs are
-    ``missing``, noted with why."""
-    from empath_gate.analysis.stats import compute_all_cell_stats, empty_cell
-    from empath_gate.gate.unknown import unusable_transcripts
-
-    conv_suite = {i.conversation_id: i.suite for i in results.items}
-    conversations = {i.conversation_id: (i.seed_id, i.persona_id) for i in results.items}
-    runs = results.metadata.runs
-    errors = unusable_transcripts(results.records, results.metadata.max_auditor_fallback_share)
-    by_suite: dict[str, list[Any]] = {}
-    for r in results.records:
-        suite = conv_suite.get(r.conversation_id)
-        if suite is not None and r.transcript_id not in errors:
-            by_suite.setdefault(suite, []).extend(r.verdicts)
-    found: dict[tuple[str, str], CellStats] = {}
-    for suite, verdicts in by_suite.items():
-        for cell in compute_all_cell_stats(
-            verdicts,
-            conversations=conversations,
-            thresholds=thresholds,
-            suite_id=suite,
-            expected_runs=runs,
-            transcript_errors=errors,
-        ):
-            found[(cell.conversation_id, cell.metric_id)] = cell
-    cells: list[CellStats] = []
-    seen: set[tuple[str, str]] = set()
-    for item in results.items:
-        key = (item.conversation_id, item.metric_id)
-        if key in seen or item.skip is not None:  # a skipped test has no evidence to count
-            continue
-        seen.add(key)
-        got = found.get(key)
-        if got is not None:
-            cells.append(got)
-            continue
-        th = thresholds.resolve(item.metric_id, item.suite)
-        cells.append(
-            empty_cell(
-                conversation_id=item.conversation_id,
-                seed_id=item.seed_id,
-                persona_id=item.persona_id,
-                metric_id=item.metric_id,
-                expected_runs=runs,
-                min_mean=th.min_mean,
-                critical=th.critical,
-                transcript_errors=errors,
-            )
-        )
-    return cells
 
 
 def baseline_view(
@@ -330,7 +276,7 @@ def decide_results(
         )
     chosen: FailOn = fail_on or results.metadata.fail_on  # type: ignore[assignment]
     ws = tuple(results.waivers if waivers is None else waivers)
-    cells = _cells(results, th)
+    cells = results_cells(results, th)
     per_suite = _suite_regressions(results, cells, baseline, th) if baseline is not None else {}
     if baseline is not None:
         several = len(per_suite) > 1
@@ -464,8 +410,9 @@ def _summary(
         counts=counts,
         judge_failures=failures,
         target_filtered=sum(r.target_filtered for r in recs),
-        transcripts=len(recs),
-        transcripts_failed=sum(1 for r in recs if r.status != "complete"),
+        transcripts=sum(1 for r in recs if r.status != "stopped"),
+        transcripts_failed=sum(1 for r in recs if r.status not in ("complete", "stopped")),
+        transcripts_stopped=sum(1 for r in recs if r.status == "stopped"),
         criteria_only_metrics=criteria_only,
         infrastructure_reasons=tuple(infra),
         usage_errors=tuple(usage),

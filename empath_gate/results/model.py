@@ -182,7 +182,11 @@ class RunRecord(_Model):
     locale: str
     run: int = Field(ge=0)
     transcript_path: str | None = None
-    status: str
+    status: str = Field(
+        description="complete | error | budget (the transcript's own status), or stopped: a run "
+        "sequential gating did not start because its conversation was settled (``error`` says "
+        "why; no transcript, no verdict: not run, never an error, never a pass)"
+    )
     error: str | None = None
     n_turns: int = 0
     target_filtered: int = 0
@@ -265,8 +269,13 @@ class Summary(_Model):
     check_counts: dict[str, int] = Field(default_factory=dict, description="suite checks per status")
     judge_failures: dict[str, int] = Field(default_factory=dict)
     target_filtered: int = 0
-    transcripts: int = 0
+    transcripts: int = Field(default=0, description="transcripts run (records other than stopped ones)")
     transcripts_failed: int = 0
+    transcripts_stopped: int = Field(
+        default=0, ge=0,
+        description="runs sequential gating did not start because their conversation was settled "
+        "(records with status 'stopped'; not run, never failed)",
+    )
     criteria_only_metrics: tuple[str, ...] = ()
     infrastructure_reasons: tuple[str, ...] = ()
     usage_errors: tuple[str, ...] = ()

@@ -360,6 +360,23 @@ class Settings(BaseModel):
         action="fail-on",
         commands=("run", "gate"),
     )
+    sequential_gating: Literal["off", "exact", "sequential"] = opt(
+        "off",
+        "run a conversation's runs one after another and stop once every decision it serves is "
+        "settled: off | exact (no remaining score can change it) | sequential (stochastic "
+        "curtailment at sequential_error_rate); README: Sequential gating",
+        flag="sequential-gating",
+        metavar="off|exact|sequential",
+    )
+    sequential_error_rate: float = opt(
+        0.05,
+        "sequential gating: the largest probability (0-1) that a stopped conversation's decision "
+        "differs from the one all its runs would give, per test",
+        flag="sequential-error-rate",
+        metavar="P",
+        gt=0,
+        lt=1,
+    )
     concurrency: int = opt(8, "transcripts generated at once", ge=1, le=4096)
     adaptive_concurrency: bool = opt(
         True,

@@ -151,7 +151,8 @@ def _transcript(rec: RunRecord, item: Transcript | str | None, cues: CueVocabula
         transcript_strip(rec, scripted),
     ]
     if rec.error:
-        parts.append(f'<p class="missing">Transcript stopped: {h(rec.error)}</p>')
+        what = "Not run (sequential gating)" if rec.status == "stopped" else "Transcript stopped"
+        parts.append(f'<p class="missing">{what}: {h(rec.error)}</p>')
     if not isinstance(item, Transcript):
         msg = item if isinstance(item, str) else "no transcript file recorded"
         parts.append(f'<p class="missing transcript-missing">{h(msg)}</p></details>')

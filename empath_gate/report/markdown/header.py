@@ -68,6 +68,9 @@ def _counts_line(v: Verdict, results: Results, baseline: Results | None) -> str:
         f"{results.summary.transcripts or len(results.records)} "
         f"transcripts, {md.runs} runs per conversation"
     )
+    stopped = results.summary.transcripts_stopped
+    if stopped:
+        line += f" ({stopped} runs not started: stopped as settled, sequential gating)"
     if baseline is not None or results.regressions is not None:
         label = (baseline.metadata.git_sha if baseline is not None else None) or "baseline"
         line += f" · compared with baseline {md_code(label)}"

@@ -95,6 +95,8 @@ def _render(
             "MDD = smallest drop this run could detect (80% power) · Runs = lowest–highest run score · "
             "Flip = mean flip rate"
         )
+        if any(r.runs_given for r in rows):
+            legend += " · k of N = runs a conversation ran of the N planned (sequential gating)"
         if hidden:
             legend += f" · {hidden} passing or skipped metrics left out for size"
         parts += ["", f"<sub>{legend}</sub>"]

@@ -90,6 +90,8 @@ def _metrics_table(rows: Sequence[MetricRow], labels: Mapping[str, str] | None, 
     for r in rows:
         crit = " ⚑" if r.critical else ""
         runs = f"{r.run_min}–{r.run_max}" if r.run_min is not None else "—"
+        if r.runs_given is not None:
+            runs += f" · {r.runs_given}"
         delta = fmt_delta(r.regression.effect if r.regression is not None else r.change)
         body.append(
             [
@@ -155,8 +157,20 @@ def _reliability(results: Results, rows: Sequence[MetricRow]) -> str:
     return (
         "#### Test-retest reliability\n\nSD across a conversation's runs first (it stays meaningful near the "
         "ceiling, where ICC collapses); ICC(1,1) across conversations; flip rate = share of runs on the "
-        "minority side of the pass mark.\n\n" + str(table)
+        "minority side of the pass mark." + _runs_used(results) + "\n\n" + str(table)
     )
+
+
+def _runs_used(results: Results) -> str:
+    """The runs the figures read, when sequential gating stopped some (else nothing)."""
+    rel = results.reliability or {}
+    stopped = rel.get("runs_stopped") or results.summary.transcripts_stopped
+    if not stopped:
+        return ""
+    used = rel.get("runs_used")
+    return (f" They use the {used} runs that ran; {stopped} runs were not started (stopped as settled, "
+            "sequential gating)." if used is not None else
+            f" {stopped} runs were not started (stopped as settled, sequential gating) and are not used.")
 
 
 def _worst_case_gap(results: Results, labels: Mapping[str, str] | None) -> str:

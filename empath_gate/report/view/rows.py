@@ -82,6 +82,10 @@ class MetricRow:
     in_baseline: bool | None = None
     """False when a baseline was given that lacks this metric (shown "not in baseline", never as
     0 or a pass); None without a baseline."""
+    runs_given: str | None = None
+    """Set when sequential gating stopped some of the metric's conversations: the runs they ran
+    of the planned N and why the rest were not started, e.g. ``3 of 5 (stopped: settled)`` or
+    ``3–5 of 5 (stopped: settled)`` (:func:`runs_given`); None when every conversation ran N."""
 
     @property
     def failing(self) -> bool:
@@ -188,6 +192,27 @@ def _tally_decisions(
     return counts, tuple(conditions), tuple(dict.fromkeys(reasons))
 
 
+def runs_given(results: Results, conversations: Iterable[str]) -> str | None:
+    """``"3 of 5 (stopped: settled)"``: the fewest-most runs ``conversations`` ran of the planned
+    N, when sequential gating stopped one of them (records with status ``stopped``; the reason's
+    first word, ``settled``), else None."""
+    stopped: dict[str, int] = {}
+    why: list[str] = []
+    for r in results.records:
+        if r.status == "stopped":
+            stopped[r.conversation_id] = stopped.get(r.conversation_id, 0) + 1
+            word = (r.error or "stopped").split(":", 1)[0].strip()
+            if word not in why:
+                why.append(word)
+    n = results.metadata.runs
+    given = [n - stopped.get(c, 0) for c in conversations]
+    if not given or all(g == n for g in given):
+        return None
+    lo, hi = min(given), max(given)
+    span = str(lo) if lo == hi else f"{lo}–{hi}"
+    return f"{span} of {n} (stopped: {', '.join(why)})"
+
+
 def metric_rows(results: Results, baseline: Results | None = None) -> list[MetricRow]:
     """One :class:`MetricRow` per metric, in :func:`metric_order`. The baseline mean comes
     from the regression report (paired conversations) when there is one, else from
@@ -203,6 +228,7 @@ def metric_rows(results: Results, baseline: Results | None = None) -> list[Metri
     base_stats: dict[str, MetricStats] = {m.metric_id: m for m in baseline.metrics} if baseline else {}
     critical_items = {i.metric_id for i in results.items if i.critical}
     reg = results.regressions
+    any_stopped = bool(results.summary.transcripts_stopped)
     rows: list[MetricRow] = []
     for m in metric_order(results):
         mcells = cells.get(m, [])
@@ -242,6 +268,7 @@ def metric_rows(results: Results, baseline: Results | None = None) -> list[Metri
                 comparable=reg.comparable if reg is not None else False,
                 threshold=threshold_summary(mdec),
                 fail_on=results.metadata.fail_on,
+                runs_given=runs_given(results, [c.conversation_id for c in mcells]) if any_stopped else None,
             )
         )
     return rows
