@@ -36,6 +36,7 @@ from empath_gate.analysis.risk_timing import SuiteRiskTiming
 from empath_gate.analysis.stats import CellStats, MetricStats
 from empath_gate.analysis.triage import TriagePair, TriageScores
 from empath_gate.analysis.worst_case_gap import MetricGap
+from empath_gate.conversation.transcript import SpeakerRef
 from empath_gate.gate.checks import SuiteCheck
 from empath_gate.gate.decide import CellDecision
 from empath_gate.instrument.models import ResolvedThresholds, Thresholds, Waiver
@@ -223,6 +224,10 @@ class RunRecord(_Model):
         default=None,
         description="the seed's crisis level and the target's (judging.triage_levels); None: not "
         "recorded (no crisis levels in the instrument, an unknown seed, or a file before schema 4)",
+    )
+    speakers: tuple[SpeakerRef, ...] = Field(
+        default=(), description="multi-party transcripts: the speaker of each user turn, in order "
+        "(per-speaker dynamics and risk timing); empty for one user and in older files",
     )
 
 
