@@ -65,6 +65,11 @@ def test_offline_run_in_shards_merges_speaker_turns(here: Path) -> None:
     assert 'class="speaker' in html
     # offline, the relational family is skipped: it needs a judge model
     decisions = json.loads((here / "all" / "results.json").read_text(encoding="utf-8"))["decisions"]
+    merged = json.loads((here / "all" / "results.json").read_text(encoding="utf-8"))
+    assert all(r["speakers"] for r in merged["records"])  # merge keeps each user turn's speaker
+    assert {row["transcript_id"] for row in merged["dynamics"][0]["speakers"]} == {
+        r["transcript_id"] for r in merged["records"]}
+    assert any(t["speakers"] for t in merged["risk_timing"][0]["transcripts"])
     relational = [d for d in decisions if d["metric_id"] in RELATIONAL]
     assert len(relational) == 2 * len(party)
     assert all(d["status"] == "skipped" and "needs a judge model" in d["reasons"][0] for d in relational)
@@ -96,6 +101,11 @@ def test_judged_run_scores_the_relational_family(here: Path, monkeypatch: pytest
 def test_rejudge_reads_speaker_turns(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     args = ["run", "--suite", "multi-party", "--offline", "--runs", "1", "--target", "py:mp_bot:reply"]
     assert cli_main([*args, "--results", "base/results.json"]) in (0, 1)
+    base_file = here / "base" / "results.json"
+    base = json.loads(base_file.read_text(encoding="utf-8"))
+    # a file written before records carried speakers: rejudge reads them from the transcripts
+    expected = [r.pop("speakers") for r in base["records"]]
+    base_file.write_text(json.dumps(base, ensure_ascii=False), encoding="utf-8")
     with FakeOpenAIServer(strict=False) as fake:
         install(fake, judge=ScoringJudge(default=8))
         for key, value in role_env(fake, target=None, auditor=False, judge=True).items():
@@ -109,6 +119,10 @@ def test_rejudge_reads_speaker_turns(here: Path, monkeypatch: pytest.MonkeyPatch
     assert [t.speakers for t in _transcripts(here / "rj" / "results.json")] == [
         t.speakers for t in _transcripts(here / "base" / "results.json")
     ]
+    # each user turn's speaker is back in the re-judged records
+    assert [r["speakers"] for r in data["records"]] == expected
+    assert all(expected)
+    assert any(t["speakers"] for t in data["risk_timing"][0]["transcripts"])
 
 
 @pytest.mark.parametrize("convention", ["prefix", "name"])
