@@ -59,9 +59,10 @@ from empath_gate.conversation.template_spec import (
     placeholder_values,
     reply_text,
     session_of,
+    speaker_problem,
 )
 from empath_gate.conversation.transcript import Event
-from empath_gate.errors import ProviderError
+from empath_gate.errors import ConfigError, ProviderError
 from empath_gate.llm.accounting import active_ledger
 from empath_gate.llm.cache import Cache
 from empath_gate.llm.client import CacheStatus, utc_now
@@ -181,6 +182,8 @@ class TemplateTarget(VersionedTarget):
         cache: Cache | None,
     ) -> TargetReply:
         msgs = [dict(m) for m in messages]
+        if (problem := speaker_problem(self.template, msgs)) is not None:
+            raise ConfigError(problem)
         gen = self._generation(conversation_id, msgs)
         started = utc_now()
         key = self._key(cache, msgs, run, conversation_id)
