@@ -1,6 +1,6 @@
 """The results document: one JSON file per run of a plan (or per shard), versioned by a JSON Schema.
 
-Layout (``RESULTS_SCHEMA_VERSION`` = "4")::
+Layout (``RESULTS_SCHEMA_VERSION`` = "5")::
 
     {
       "schema_version": "1",
@@ -45,12 +45,14 @@ from empath_gate.judging.verdict import MetricVerdict
 from empath_gate.results.dynamics import SuiteDynamics
 from empath_gate.turns.model import AnnotatorFailure, TurnLabels
 
-RESULTS_SCHEMA_VERSION = "4"
-READABLE_SCHEMA_VERSIONS: tuple[str, ...] = ("1", "2", "3", "4")
+RESULTS_SCHEMA_VERSION = "5"
+READABLE_SCHEMA_VERSIONS: tuple[str, ...] = ("1", "2", "3", "4", "5")
 """Versions every reader accepts: 1 lacks the gate inputs and suite checks (shown as not
 recorded); 1 and 2 lack the risk evidence, risk timing and detector figures, the per-turn
 annotations and the dynamics (shown as not recorded, no dynamics check); 1 to 3 lack the
-crisis levels (triage; not recorded)."""
+crisis levels (triage; not recorded); 1 to 4 lack the speakers of multi-party records and the
+per-speaker dynamics and risk timing (none shown; ``rejudge`` restores them from the
+transcripts)."""
 
 
 class _Model(BaseModel):
