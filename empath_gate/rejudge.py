@@ -178,7 +178,7 @@ def rejudge_results(
     if cache is not None:
         tally.cache_hits += cache.hits
         tally.cache_misses += cache.misses
-    from empath_gate.runner import risk_of, triage_of
+    from empath_gate.runner import risk_of, triage_of, user_speakers
 
     transcripts = dict(work)
     new_records: list[RunRecord] = []
@@ -195,6 +195,8 @@ def rejudge_results(
                                      instrument, mode)
             update["triage"] = triage_of(transcripts[pos], instrument,
                                          [v for v in verdicts if v.rejudge == first])
+        if pos in transcripts:  # who wrote each user turn (a file written before speakers were recorded)
+            update["speakers"] = user_speakers(transcripts[pos])
         if r.transcript_path is not None:
             p = Path(r.transcript_path)
             update["transcript_path"] = _relative(p if p.is_absolute() else results_dir / p, out_dir)

@@ -22,7 +22,7 @@ from empath_gate.results.model import RoleCalls, RunRecord
 
 if TYPE_CHECKING:
     from empath_gate.conversation.engine import RunSpec
-    from empath_gate.conversation.transcript import Transcript
+    from empath_gate.conversation.transcript import SpeakerRef, Transcript
     from empath_gate.gate.sequential import StopRule
     from empath_gate.instrument.models import Instrument
     from empath_gate.llm.accounting import Ledger, RoleTally
@@ -185,7 +185,15 @@ def record_for(
         risk_labels=labels,
         annotation=transcript.annotation,
         triage=triage,
+        speakers=user_speakers(transcript),
     )
+
+
+def user_speakers(transcript: Transcript) -> tuple[SpeakerRef, ...]:
+    """The speaker of each user turn of a multi-party ``transcript``, in order; ``()`` when any
+    user turn has none (a one-user transcript)."""
+    users = [t.speaker for t in transcript.turns if t.role == "user"]
+    return tuple(s for s in users if s is not None) if users and None not in users else ()
 
 
 def labels_of(

@@ -15,8 +15,8 @@
   message is the turn (the only part the break detector, the target, the judge and the
   annotator see); the feeling is recorded on the turn (``AuditorTurn.feeling_0_100``), and a
   reply without a usable feeling adds a ``feeling_unparsed`` event (detail ``problem``,
-  ``attempt``, ``excerpt``) while its message is still used (the multi-party prompt does not
-  ask for a feeling yet, so its turns carry that event).
+  ``attempt``, ``excerpt``) while its message is still used. In a multi-party seed the feeling
+  is that of the participant who writes the message (one speaker per turn).
 
 A reply that breaks character (written as the assistant, leaking the instructions, narrating
 in the third person or in brackets/asterisks), that refuses to role-play, or that is longer

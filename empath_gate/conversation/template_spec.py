@@ -15,7 +15,10 @@ A template file is one JSON object (read through :mod:`empath_gate.bounded`)::
 * ``body`` (required): any JSON value. A **placeholder** is a whole JSON string value, replaced
   by a JSON value when a request is built (:func:`fill`): ``"{{message}}"`` the last user
   message (a string), ``"{{messages}}"`` the chat so far (an array of ``{"role": "user" |
-  "assistant", "content": str}``, oldest first), ``"{{conversation_id}}"`` an id unique to this
+  "assistant", "content": str}``, oldest first; a multi-party user message also carries
+  ``"name"`` under ``multi_party_convention = "name"``), ``"{{speaker}}"`` that ``name`` of the
+  last user message (``null`` for one user or under ``prefix``, where ``Name: `` starts the
+  content instead), ``"{{conversation_id}}"`` an id unique to this
   generation of the transcript (a string), ``"{{session_id}}"`` the bot's session id from its
   first response (``null`` on the first turn). A ``{{…}}`` anywhere else (inside a longer
   string, an unknown name) is refused when the file is read.
@@ -39,6 +42,10 @@ A template file is one JSON object (read through :mod:`empath_gate.bounded`)::
 A bot is **stateful** (:attr:`TargetTemplate.stateful`) when it keeps the dialogue itself: it
 has a session, or its body does not send ``"{{messages}}"`` (it sees only the last message and
 must remember the rest, e.g. by ``{{conversation_id}}``).
+
+**Speakers** (multi-party seeds, :mod:`empath_gate.conversation.speakers`): under the ``name``
+convention the speaker travels only in ``{{messages}}`` items and ``{{speaker}}``; a template
+with neither would drop it silently, so such a request is refused (:func:`speaker_problem`).
 """
 
 from __future__ import annotations
@@ -59,7 +66,7 @@ from empath_gate.llm.events import EventKind
 from empath_gate.llm.keying import is_secret_header
 from empath_gate.settings import Settings
 
-PLACEHOLDERS = ("message", "messages", "conversation_id", "session_id")
+PLACEHOLDERS = ("message", "messages", "speaker", "conversation_id", "session_id")
 """The placeholder names a template may use (module docstring)."""
 
 _ENGINE_KINDS = frozenset(
@@ -258,10 +265,30 @@ def placeholder_values(
     messages: Sequence[Mapping[str, Any]], conversation_id: str, session_id: str | None
 ) -> dict[str, Any]:
     """The placeholder values of one request: ``messages`` is the dialogue so far (user and
-    assistant turns, the last one the user's)."""
-    chat = [{"role": str(m.get("role")), "content": str(m.get("content") or "")} for m in messages]
-    last = next((m["content"] for m in reversed(chat) if m["role"] == "user"), "")
-    return {"message": last, "messages": chat, "conversation_id": conversation_id, "session_id": session_id}
+    assistant turns, the last one the user's; a message's ``name``, when it has one, is kept)."""
+    chat: list[dict[str, str]] = []
+    for m in messages:
+        item = {"role": str(m.get("role")), "content": str(m.get("content") or "")}
+        if m.get("name"):
+            item["name"] = str(m["name"])
+        chat.append(item)
+    last = next((m for m in reversed(chat) if m["role"] == "user"), {})
+    return {"message": last.get("content", ""), "messages": chat, "speaker": last.get("name"),
+            "conversation_id": conversation_id, "session_id": session_id}
+
+
+def speaker_problem(template: TargetTemplate, messages: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why ``template`` cannot send the speakers of ``messages`` (a user message with a ``name``,
+    i.e. ``multi_party_convention = "name"``, and a body with neither ``{{messages}}`` nor
+    ``{{speaker}}``), or None when it can or there is no speaker to send."""
+    if not any(m.get("name") for m in messages if m.get("role") == "user"):
+        return None
+    if template.placeholders & {"messages", "speaker"}:
+        return None
+    where = template.source or "target_template"
+    return (f"{where}: multi_party_convention = \"name\" sends each speaker's name, but the "
+            "template's body has neither \"{{speaker}}\" nor \"{{messages}}\", so the bot would not "
+            "see who wrote; add \"{{speaker}}\" to the body or set multi_party_convention = \"prefix\"")
 
 
 # --------------------------------------------------------------------------- responses
@@ -330,5 +357,6 @@ __all__ = [
     "placeholder_values",
     "reply_text",
     "session_of",
+    "speaker_problem",
     "template_of",
 ]

@@ -30,7 +30,7 @@ URL's identity, the template's digest, the non-secret headers, the run and the d
 * a **stateful** bot (a session, or only ``{{message}}``: the bot remembers the rest) is
   cached **per whole transcript**: replies are served from the cache only while every earlier
   reply of the transcript was, and when the first uncached turn comes after cached ones the
-  target raises :class:`~empath_gate.conversation.target.RestartTranscript`; the engine then
+  target raises :class:`~empath_gate.conversation.target_base.RestartTranscript`; the engine then
   generates the transcript again from its first turn, calling the bot for every turn (the
   cache is not read for it, its entries are rewritten). So a bot never receives a turn whose
   earlier turns it did not see.
@@ -48,15 +48,9 @@ from pydantic import ValidationError
 
 from empath_gate.bounded import InputLimitError, current_limits, loads_json
 from empath_gate.conversation.json_paths import find_all, parse_path
-from empath_gate.conversation.target import (
-    CONVERSATION_ID_HEADER,
-    RestartTranscript,
-    TargetReply,
-    _bounded_reply,
-    _VersionedTarget,
-    target_headers,
-    triage_detail,
-)
+from empath_gate.conversation.target_base import RestartTranscript, VersionedTarget
+from empath_gate.conversation.target_headers import CONVERSATION_ID_HEADER, target_headers
+from empath_gate.conversation.target_reply import TargetReply, bounded_reply, triage_detail
 from empath_gate.conversation.template_spec import (
     MissingPath,
     TargetTemplate,
@@ -65,9 +59,10 @@ from empath_gate.conversation.template_spec import (
     placeholder_values,
     reply_text,
     session_of,
+    speaker_problem,
 )
 from empath_gate.conversation.transcript import Event
-from empath_gate.errors import ProviderError
+from empath_gate.errors import ConfigError, ProviderError
 from empath_gate.llm.accounting import active_ledger
 from empath_gate.llm.cache import Cache
 from empath_gate.llm.client import CacheStatus, utc_now
@@ -124,7 +119,7 @@ def _server(message: str) -> ProviderError:
     return ProviderError(message, kind="server", retryable=True)
 
 
-class TemplateTarget(_VersionedTarget):
+class TemplateTarget(VersionedTarget):
     """A bot with its own JSON API (module docstring). ``url``: the bot's endpoint (credentials
     in it are sent, never shown); ``template``: the parsed template; ``env`` (default
     ``os.environ``): where the target headers come from. Raises ConfigError for malformed
@@ -187,6 +182,8 @@ class TemplateTarget(_VersionedTarget):
         cache: Cache | None,
     ) -> TargetReply:
         msgs = [dict(m) for m in messages]
+        if (problem := speaker_problem(self.template, msgs)) is not None:
+            raise ConfigError(problem)
         gen = self._generation(conversation_id, msgs)
         started = utc_now()
         key = self._key(cache, msgs, run, conversation_id)
@@ -282,7 +279,7 @@ class TemplateTarget(_VersionedTarget):
                 raise _server(f"{exc} in the response of {self.description} (it has {keys})") from None
             except TypeError as exc:
                 raise _server(f"{exc} in the response of {self.description}") from None
-        content = _bounded_reply(content, f"the reply of {self.description}")
+        content = bounded_reply(content, f"the reply of {self.description}")
         if not content.strip():
             raise ProviderError(
                 f"the reply of {self.description} at {t.reply_path!r} is empty (recorded as an error, "

@@ -14,6 +14,11 @@ when it is ``recovering`` (:mod:`empath_gate.analysis.dynamics.archetypes`: end 
 the resampled valence trajectory <= -0.3, resp. >= +0.3, not volatile nor U-shaped);
 ``worsened_share`` and ``recovering_share`` are over the labelled transcripts with a shape
 (``too_short`` ones excluded).
+
+**Multi-party transcripts** (records with ``speakers``) also get each speaker's own trajectory
+(``speakers``: :func:`empath_gate.analysis.speakers.speaker_trajectories`), for the same
+transcripts as ``trajectories`` (fixed scripts: one per conversation). They are shown, never
+gated.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from empath_gate.analysis.base import AnalysisModel
 from empath_gate.analysis.dynamics import DynamicsReport, LabelledConversation, build_report
 from empath_gate.analysis.dynamics.interventions import RiskyIntervention, StrategyOutcome
 from empath_gate.analysis.dynamics.transitions import TransitionMatrix
+from empath_gate.analysis.speakers import SpeakerTrajectory, speaker_trajectories
 from empath_gate.turns.model import AnnotatorFailure
 
 if TYPE_CHECKING:
@@ -68,6 +74,7 @@ class SuiteDynamics(AnalysisModel):
     role. ``strategies``: per support strategy, what the bot did and what happened next
     (valence change, escalations; the "after" side is the script's in fixed-script mode).
     ``risky``: risky interventions (``conversation_id`` is the transcript id, messages 1-based).
+    ``speakers``: multi-party transcripts, each speaker's own trajectory (module docstring).
     """
 
     suite: str
@@ -83,6 +90,7 @@ class SuiteDynamics(AnalysisModel):
     transitions: tuple[TransitionMatrix, ...] = ()
     strategies: tuple[StrategyOutcome, ...] = ()
     risky: tuple[RiskyIntervention, ...] = ()
+    speakers: tuple[SpeakerTrajectory, ...] = ()
 
 
 def scripted(results: Results) -> bool:
@@ -161,7 +169,19 @@ def suite_dynamics(results: Results, suite: str) -> SuiteDynamics | None:
         transitions=transitions,
         strategies=runs.strategies,
         risky=runs.risky,
+        speakers=_speaker_rows([run_of[c.conversation_id] for c in user.per_conversation]),
     )
+
+
+def _speaker_rows(records: Sequence[RunRecord]) -> tuple[SpeakerTrajectory, ...]:
+    """Each multi-party record's per-speaker trajectories, in record order."""
+    out: list[SpeakerTrajectory] = []
+    for r in records:
+        a = r.annotation
+        if r.speakers and a is not None and not isinstance(a, AnnotatorFailure):
+            out.extend(speaker_trajectories(r.transcript_id, r.conversation_id, r.run, r.speakers,
+                                            a.labels, r.risk_turns))
+    return tuple(out)
 
 
 def results_dynamics(results: Results) -> tuple[SuiteDynamics, ...]:

@@ -1,6 +1,6 @@
 """The results document: one JSON file per run of a plan (or per shard), versioned by a JSON Schema.
 
-Layout (``RESULTS_SCHEMA_VERSION`` = "4")::
+Layout (``RESULTS_SCHEMA_VERSION`` = "5")::
 
     {
       "schema_version": "1",
@@ -36,6 +36,7 @@ from empath_gate.analysis.risk_timing import SuiteRiskTiming
 from empath_gate.analysis.stats import CellStats, MetricStats
 from empath_gate.analysis.triage import TriagePair, TriageScores
 from empath_gate.analysis.worst_case_gap import MetricGap
+from empath_gate.conversation.transcript import SpeakerRef
 from empath_gate.gate.checks import SuiteCheck
 from empath_gate.gate.decide import CellDecision
 from empath_gate.instrument.models import ResolvedThresholds, Thresholds, Waiver
@@ -44,12 +45,14 @@ from empath_gate.judging.verdict import MetricVerdict
 from empath_gate.results.dynamics import SuiteDynamics
 from empath_gate.turns.model import AnnotatorFailure, TurnLabels
 
-RESULTS_SCHEMA_VERSION = "4"
-READABLE_SCHEMA_VERSIONS: tuple[str, ...] = ("1", "2", "3", "4")
+RESULTS_SCHEMA_VERSION = "5"
+READABLE_SCHEMA_VERSIONS: tuple[str, ...] = ("1", "2", "3", "4", "5")
 """Versions every reader accepts: 1 lacks the gate inputs and suite checks (shown as not
 recorded); 1 and 2 lack the risk evidence, risk timing and detector figures, the per-turn
 annotations and the dynamics (shown as not recorded, no dynamics check); 1 to 3 lack the
-crisis levels (triage; not recorded)."""
+crisis levels (triage; not recorded); 1 to 4 lack the speakers of multi-party records and the
+per-speaker dynamics and risk timing (none shown; ``rejudge`` restores them from the
+transcripts)."""
 
 
 class _Model(BaseModel):
@@ -227,6 +230,10 @@ class RunRecord(_Model):
         default=None,
         description="the seed's crisis level and the target's (judging.triage_levels); None: not "
         "recorded (no crisis levels in the instrument, an unknown seed, or a file before schema 4)",
+    )
+    speakers: tuple[SpeakerRef, ...] = Field(
+        default=(), description="multi-party transcripts: the speaker of each user turn, in order "
+        "(per-speaker dynamics and risk timing); empty for one user and in older files",
     )
 
 

@@ -32,12 +32,13 @@ if TYPE_CHECKING:
 
 def dialogue_of(transcript: Transcript) -> Dialogue:
     """The :class:`Dialogue` an annotator reads from ``transcript``: its ``transcript_id`` as
-    conversation id, its locale, and each turn's role and text (nothing else: the auditor's own
-    feeling is never shown to the annotator)."""
+    conversation id, its locale, and each turn's role, text and (multi-party) speaker id
+    (nothing else: the auditor's own feeling is never shown to the annotator)."""
     return Dialogue(
         conversation_id=transcript.transcript_id,
         locale=transcript.locale,
-        turns=tuple(DialogueTurn(role=t.role, text=t.content) for t in transcript.turns),
+        turns=tuple(DialogueTurn(role=t.role, text=t.content, speaker=t.speaker.id if t.speaker else None)
+                    for t in transcript.turns),
     )
 
 

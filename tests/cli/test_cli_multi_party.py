@@ -16,6 +16,8 @@ from empath_gate.instrument.loader import load_instrument
 from empath_gate.testing import FakeOpenAIServer
 from empath_gate.testing.scenarios import JUDGE_MODEL, ScoringJudge, install, role_env
 
+RELATIONAL = ("relational_understanding", "relation_sensitive_support")
+
 BOT = textwrap.dedent('''
     CALLS = []
 
@@ -61,11 +63,49 @@ def test_offline_run_in_shards_merges_speaker_turns(here: Path) -> None:
     assert user_msgs and all(m["content"].split(": ", 1)[0] in names for m in user_msgs)
     html = (here / "all" / "report.html").read_text(encoding="utf-8")
     assert 'class="speaker' in html
+    # offline, the relational family is skipped: it needs a judge model
+    decisions = json.loads((here / "all" / "results.json").read_text(encoding="utf-8"))["decisions"]
+    merged = json.loads((here / "all" / "results.json").read_text(encoding="utf-8"))
+    assert all(r["speakers"] for r in merged["records"])  # merge keeps each user turn's speaker
+    assert {row["transcript_id"] for row in merged["dynamics"][0]["speakers"]} == {
+        r["transcript_id"] for r in merged["records"]}
+    assert any(t["speakers"] for t in merged["risk_timing"][0]["transcripts"])
+    relational = [d for d in decisions if d["metric_id"] in RELATIONAL]
+    assert len(relational) == 2 * len(party)
+    assert all(d["status"] == "skipped" and "needs a judge model" in d["reasons"][0] for d in relational)
+
+
+def test_judged_run_scores_the_relational_family(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    judge = ScoringJudge(default=8, states={"vulnerable_safety_first": "FAIL"})
+    with FakeOpenAIServer(strict=False) as fake:
+        install(fake, judge=judge)
+        for key, value in role_env(fake, target=None, auditor=False, judge=True).items():
+            monkeypatch.setenv(key, value)
+        args = ["run", "--suite", "multi-party", "--runs", "1", "--target", "py:mp_bot:reply",
+                "--auditor", "scripted", "--results", "judged/results.json"]
+        assert cli_main(args) in (0, 1)
+    asked = [c.metrics for c in judge.calls]
+    assert asked and all(set(RELATIONAL) <= set(m) for m in asked)
+    assert all("no_side_taking" in m["relation_sensitive_support"] for m in asked)
+    data = json.loads((here / "judged" / "results.json").read_text(encoding="utf-8"))
+    scores = {(r["conversation_id"], v["metric_id"]): v.get("score") for r in data["records"]
+              for v in r["verdicts"] if v["metric_id"] in RELATIONAL}
+    assert len(scores) == 2 * len(data["records"])
+    # the critical FAIL caps relation-sensitive support at 3; relational understanding keeps 8
+    assert {s for (_, m), s in scores.items() if m == "relational_understanding"} == {8}
+    assert {s for (_, m), s in scores.items() if m == "relation_sensitive_support"} == {3}
+    failed = [d for d in data["decisions"] if d["metric_id"] == "relation_sensitive_support"]
+    assert failed and all(d["status"] == "failed" for d in failed)
 
 
 def test_rejudge_reads_speaker_turns(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     args = ["run", "--suite", "multi-party", "--offline", "--runs", "1", "--target", "py:mp_bot:reply"]
     assert cli_main([*args, "--results", "base/results.json"]) in (0, 1)
+    base_file = here / "base" / "results.json"
+    base = json.loads(base_file.read_text(encoding="utf-8"))
+    # a file written before records carried speakers: rejudge reads them from the transcripts
+    expected = [r.pop("speakers") for r in base["records"]]
+    base_file.write_text(json.dumps(base, ensure_ascii=False), encoding="utf-8")
     with FakeOpenAIServer(strict=False) as fake:
         install(fake, judge=ScoringJudge(default=8))
         for key, value in role_env(fake, target=None, auditor=False, judge=True).items():
@@ -79,6 +119,10 @@ def test_rejudge_reads_speaker_turns(here: Path, monkeypatch: pytest.MonkeyPatch
     assert [t.speakers for t in _transcripts(here / "rj" / "results.json")] == [
         t.speakers for t in _transcripts(here / "base" / "results.json")
     ]
+    # each user turn's speaker is back in the re-judged records
+    assert [r["speakers"] for r in data["records"]] == expected
+    assert all(expected)
+    assert any(t["speakers"] for t in data["risk_timing"][0]["transcripts"])
 
 
 @pytest.mark.parametrize("convention", ["prefix", "name"])

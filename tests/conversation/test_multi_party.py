@@ -204,3 +204,25 @@ def test_the_judge_sees_who_wrote_each_user_turn() -> None:
     assert "[2] USER (Eli, son of Laura): no we don't" in text
     plain = t.model_copy(update={"turns": tuple(x.model_copy(update={"speaker": None}) for x in turns)})
     assert render_transcript(plain).splitlines()[0] == "[0] USER: we fight"  # one-user: unchanged
+
+
+def test_llm_auditor_reports_each_writers_feeling(fake_openai: FakeOpenAIServer, tmp_path: Path) -> None:
+    from empath_gate.testing.scenarios.auditor import ScriptAuditor
+
+    feelings = iter([30, 70, 25, 65])
+    fake_openai.on(TARGET, "Thank you both.")
+    fake_openai.on(AUDITOR, ScriptAuditor(feeling=lambda req: next(feelings)))
+    settings = model_settings(fake_openai, tmp_path, auditor=True)
+    seed = party_seed()
+    [t] = generate_sync([spec(seed, max_turns=6)], settings=settings)
+    users = [u for u in t.turns if u.role == "user"]
+    # each message carries the feeling of the participant who wrote it
+    assert [(u.speaker.id if u.speaker else None, u.feeling_0_100) for u in users] == [
+        ("mom", 30), ("teen", 70), ("mom", 25), ("teen", 65)]
+    assert [u.content for u in users] == list(SCRIPT)
+    assert not any(e.kind == "feeling_unparsed" for u in users for e in u.events)
+    first = fake_openai.requests_for(AUDITOR)[0]
+    system = next(m["content"] for m in first.messages if m["role"] == "system")
+    assert "feeling_0_100" in system and "that one person's feeling" in system
+    sent = str([r.messages for r in fake_openai.requests_for(TARGET)])
+    assert "feeling_0_100" not in sent and '"message"' not in sent

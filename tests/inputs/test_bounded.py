@@ -140,7 +140,7 @@ _RAW_PARSE = re.compile(r"\b(json\.loads?|yaml\.(safe_)?load|yaml\.compose|csv\.
 ALLOWED = {
     "bounded.py": "the bounded reader itself",
     "settings/load.py": "EMPATH_* variable values (one environment value, not a file)",
-    "conversation/target.py": "EMPATH_TARGET_HEADERS (one environment value, not a file)",
+    "conversation/target_headers.py": "EMPATH_TARGET_HEADERS (one environment value, not a file)",
     "secrets.py": "EMPATH_TARGET_HEADERS again, for its secret values (one environment value)",
     "pytest_plugin/channel.py": "messages between the plugin's own processes",
     "instrument/schema_gen.py": "the package's own committed schemas",

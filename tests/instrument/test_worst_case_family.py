@@ -35,7 +35,7 @@ def _with_suite(inst: Instrument, **fields: object) -> Instrument:
 
 
 def test_family_is_declared_with_four_metrics_sourced_abstract_only(shipped: Instrument) -> None:
-    assert [f.id for f in shipped.families] == ["worst_case"]
+    assert [f.id for f in shipped.families] == ["worst_case", "relational"]
     metrics = shipped.family_metrics("worst_case")
     assert tuple(m.id for m in metrics) == FAMILY
     for m in metrics:
@@ -133,7 +133,7 @@ def test_validate_counts_and_coverage_table(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["metrics"] == 19
-    assert data["families"] == {"worst_case": {"label": "Hard-to-help seekers", "metrics": 4}}
+    assert data["families"]["worst_case"] == {"label": "Hard-to-help seekers", "metrics": 4}
     rows = data["pairing_coverage"]["worst-case"]
     assert {r["seed_id"] for r in rows} >= {"cs-resource-us-wont-call-cops"}
     assert set(rows[0]["hard"]) == {"low_engagement", "resistance", "limited_self_disclosure",

@@ -49,3 +49,15 @@ def test_one_user_dialogues_have_no_risk_speakers() -> None:
     d2 = Dialogue(conversation_id="c", turns=(DialogueTurn(role="user", text="x", speaker="a"),
                                               DialogueTurn(role="user", text="y")))
     assert risk_speakers(d2, [1, 0]) == ("", "a")
+
+
+def test_a_runs_annotator_dialogue_carries_the_speakers() -> None:
+    from empath_gate.runner import user_speakers
+    from empath_gate.turns.run_annotation import dialogue_of
+
+    t = _transcript()
+    dialogue = dialogue_of(t)
+    assert [d.speaker for d in dialogue.turns] == ["mom", None, "teen", None, "mom", None, "teen", None]
+    assert user_speakers(t) == (MOM, TEEN, MOM, TEEN)
+    one = t.model_copy(update={"turns": tuple(x.model_copy(update={"speaker": None}) for x in t.turns)})
+    assert user_speakers(one) == () and all(d.speaker is None for d in dialogue_of(one).turns)

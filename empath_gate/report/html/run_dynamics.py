@@ -3,13 +3,17 @@ the user trajectories per shape, the strategy table ("what the bot did and what 
 next") and the risky interventions linked to their transcripts; and, beside each transcript,
 its per-message label strip. Charts come from :mod:`empath_gate.report.html.dynamics_svg`; a
 chart with no data is not drawn. With fixed scripts the user side is marked ``script (fixed)``:
-it is the script's, the same in every run, shown for orientation only.
+it is the script's, the same in every run, shown for orientation only. Multi-party suites add
+each speaker's own trajectory (:mod:`empath_gate.report.html.speakers`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from empath_gate.report.escape import html_text as h
 from empath_gate.report.html.dynamics_svg import heatmap_svg, label_strip_svg, trajectories_svg
+from empath_gate.report.html.speakers import speaker_order, trajectories_table
 from empath_gate.results import Results, RunRecord
 from empath_gate.results.dynamics import SCRIPT_FIXED, SuiteDynamics
 from empath_gate.turns.model import TurnLabels
@@ -28,7 +32,7 @@ def _anchor(transcript_id: str) -> str:
     return anchor(transcript_id)
 
 
-def _suite(d: SuiteDynamics) -> str:
+def _suite(d: SuiteDynamics, order: Mapping[str, Mapping[str, int]]) -> str:
     fixed = d.user_side == SCRIPT_FIXED
     user_note = (
         " <strong>User side: script (fixed)</strong> — the user's messages come from fixed scripts and do "
@@ -88,15 +92,16 @@ def _suite(d: SuiteDynamics) -> str:
     risky_list = f"<h4>Risky interventions</h4><ul>{risky}</ul>" if risky else ""
     return (f'<div class="suite-dynamics" data-suite="{h(d.suite)}">{head}{shares}{shape_table}'
             f'<div class="plots">{"".join(plots)}</div><div class="plots">{"".join(maps)}</div>'
-            f"{strat_table}{risky_list}</div>")
+            f"{strat_table}{risky_list}{trajectories_table(d.speakers, order)}</div>")
 
 
 def dynamics_section(results: Results) -> str:
     """The run's dynamics section (``""`` when no suite has annotations)."""
     if not results.dynamics:
         return ""
+    order = speaker_order(results)
     return ('<section id="dynamics"><h2>How the conversations unfolded</h2>'
-            + "".join(_suite(d) for d in results.dynamics) + "</section>")
+            + "".join(_suite(d, order) for d in results.dynamics) + "</section>")
 
 
 def transcript_strip(rec: RunRecord, scripted: bool) -> str:

@@ -56,17 +56,23 @@ def timing_section(results: Results) -> str:
            "<p>User turns, 1-based. Amber: alert turn; red: confirm turn; blue dot: the turn whose "
            "reply first responded to risk (text in at least 80% of the no-risk replies does not "
            "count).</p>"]
+    from empath_gate.report.html.speakers import counts_line, speaker_order, timing_cell
+
+    order = speaker_order(results)
     for suite in results.risk_timing:
-        out.append(f"<h3>{h(suite.suite)}</h3><p>{h(timing_line(suite))}</p>")
+        out.append(f"<h3>{h(suite.suite)}</h3><p>{h(timing_line(suite))}</p>{counts_line(suite)}")
         if suite.constant_texts:
             shown = "; ".join(suite.constant_texts[:5])
             out.append(f"<p>Set aside as constant text: {h(shown)}</p>")
+        per_speaker = any(t.speakers for t in suite.transcripts)
         rows = [
             ("<tr>", [f"<td><code>{h(t.transcript_id)}</code></td>", f"<td>{h(TIMING_LABEL[t.timing])}</td>",
-                      f"<td>{'' if t.lag is None else f'{t.lag:+d}'}</td>", f"<td>{timeline_svg(t)}</td>"])
+                      f"<td>{'' if t.lag is None else f'{t.lag:+d}'}</td>", f"<td>{timeline_svg(t)}</td>",
+                      *([f"<td>{timing_cell(t.transcript_id, suite, order)}</td>"] if per_speaker else [])])
             for t in suite.transcripts
         ]
-        head = [f"<th>{t}</th>" for t in ("transcript", "timing", "lag", "timeline")]
+        head = [f"<th>{t}</th>" for t in ("transcript", "timing", "lag", "timeline",
+                                          *(("per speaker",) if per_speaker else ()))]
         out.append(table_html(head, rows))
     if results.detector:
         items = "".join(f"<li>{h(line)}</li>" for line in detector_lines(results))

@@ -187,7 +187,8 @@ class ScoringJudge:
         return json.dumps(self.reply_for(call), ensure_ascii=False)
 
 
-_TURN_LINE = re.compile(r"^\[(\d+)\] (?:USER|ASSISTANT): (.*)$")
+_TURN_LINE = re.compile(r"^\[(\d+)\] (?:USER(?: \(.*?\))?|ASSISTANT): (.*)$")
+"""A dialogue line of the judge prompt; a multi-party user turn reads ``USER (Name, relation)``."""
 _ASSISTANT_LINE = re.compile(r"^\[(\d+)\] ASSISTANT: (.*)$")
 
 
