@@ -13,7 +13,7 @@ from empath_gate.judging.verdict import MetricVerdict
 from empath_gate.report.escape import html_text as h
 from empath_gate.report.html.run_dynamics import transcript_strip
 from empath_gate.report.html.run_dynamics import turn_label as turn_emotion
-from empath_gate.report.view import CRITERIA_ONLY_NOTE, check_detail_text, turn_label, user_turn
+from empath_gate.report.view import CRITERIA_ONLY_NOTE, turn_label, user_turn
 from empath_gate.results import Results, RunRecord
 
 MAX_TRANSCRIPTS = 400
@@ -110,7 +110,7 @@ def _verdict_table(verdicts: Sequence[MetricVerdict]) -> str:
         crits = "".join(
             f'<li class="crit-{c.state.replace("/", "")}">{h(c.criterion_id)}: {h(c.state)}'
             f"{' (critical)' if c.critical else ''}"
-            f"{' — ' + h(check_detail_text(c.check_detail)) if c.check_detail else ''}"
+            f"{' — ' + h(c.check_detail) if c.check_detail else ''}"
             + "".join(f" · {turn_label(ct.turn)}" for ct in c.citations)
             + "</li>"
             for c in v.criteria
