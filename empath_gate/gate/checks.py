@@ -256,7 +256,7 @@ def suite_checks(
     baseline: Results | None = None,
 ) -> list[SuiteCheck]:
     """Every suite check of every suite of ``results`` that has tests, in suite order;
-    ``timing``: the suites' risk-response timing (:func:`empath_gate.results.evaluate.risk_timing`);
+    ``timing``: the suites' risk-response timing (:func:`empath_gate.results.suite_figures.risk_timing`);
     ``gaps``: the worst-case gaps of the paired suites (suite id -> per metric); ``dynamics``:
     the suites' dynamics (:func:`empath_gate.results.dynamics.results_dynamics`), whose checks
     exist for a suite of an LLM-auditor run that has them (``baseline``: their paired test)."""
