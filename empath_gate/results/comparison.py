@@ -1,5 +1,7 @@
 """A results document against a baseline (pure): the regression module's view of a document,
-each suite's comparison, and one report of several suites' comparisons."""
+each suite's comparison (its metrics, and the paired tests of its gated dynamics shares, which
+join the suite's false-discovery family: :func:`dynamics_side_tests`), and one report of several
+suites' comparisons."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from empath_gate.analysis.regression import BaselineView, RegressionReport
+    from empath_gate.analysis.regression import BaselineView, RegressionReport, SideTest
     from empath_gate.analysis.stats import CellStats
     from empath_gate.instrument.models import Thresholds
     from empath_gate.results.model import Results
@@ -59,13 +61,15 @@ def suite_regressions(
     out: dict[str, RegressionReport] = {}
     for suite in results.metadata.suites:
         mine = [c for c in cells if conv_suite.get(c.conversation_id) == suite]
-        if mine:
+        side = dynamics_side_tests(results, baseline, suite, thresholds)
+        if mine or side:
             aliases = results.gate.aliases.get(suite) if results.gate is not None else None
             out[suite] = compare(
                 baseline_view(results, mine, suite=suite),
                 baseline_view(baseline, aliases=aliases, suite=suite),
                 thresholds,
                 suite_id=suite,
+                side_tests=side,
             )
     return out
 
@@ -95,5 +99,41 @@ def combine_reports(reports: Sequence[RegressionReport]) -> RegressionReport | N
             "removed_conversations": union("removed_conversations"),
             "added_metrics": union("added_metrics"),
             "removed_metrics": union("removed_metrics"),
+            "side_tests": tuple(t for r in reports for t in r.side_tests),
         }
     )
+
+
+def dynamics_side_tests(
+    results: Results, baseline: Results, suite: str, thresholds: Thresholds
+) -> list[SideTest]:
+    """The paired tests of ``suite``'s gated dynamics shares against ``baseline``
+    (:func:`empath_gate.analysis.dynamics.paired.paired_share_test` on
+    :func:`empath_gate.results.dynamics.conversation_outcomes`, conversation ids renamed by the
+    gate inputs' aliases), one per dynamics check whose limit ``thresholds`` set, only when both
+    runs had an LLM auditor (with fixed scripts the user side does not depend on the bot). Test
+    id ``<suite>::<check>``; information: the runs with a shape on both sides of the paired
+    conversations."""
+    from empath_gate.analysis.dynamics.paired import MIN_PAIRED, paired_share_test
+    from empath_gate.analysis.regression import SideTest
+    from empath_gate.results.dynamics import SHARE_CHECKS, conversation_outcome_counts, scripted
+
+    if scripted(results) or scripted(baseline):
+        return []
+    aliases = (results.gate.aliases.get(suite) if results.gate is not None else None) or {}
+    out: list[SideTest] = []
+    for check, (shape, worse) in SHARE_CHECKS.items():
+        if thresholds.dynamics_limit(suite, check) is None:
+            continue
+        cur = conversation_outcome_counts(results, suite, shape)
+        base = {aliases.get(k, k): v for k, v in conversation_outcome_counts(baseline, suite, shape).items()}
+        test = paired_share_test({k: h / n for k, (h, n) in cur.items()},
+                                 {k: h / n for k, (h, n) in base.items()}, worse)
+        shared = set(cur) & set(base)
+        out.append(SideTest(
+            test_id=f"{suite}::{check}", paired=test.paired, p_value=test.p_value, min_p=test.min_p,
+            information=float(sum(cur[k][1] + base[k][1] for k in shared)), mean_change=test.mean_change,
+            detection=None if test.p_value is not None else (
+                f"cannot detect a change ({test.paired} paired conversations, fewer than {MIN_PAIRED})"),
+        ))
+    return out

@@ -36,6 +36,11 @@ WORSENED = "deteriorating"
 """The shape that makes a transcript *worsened* (module docstring)."""
 RECOVERING = "recovering"
 """The shape that makes a transcript *recovering*."""
+SHARE_CHECKS: dict[str, tuple[str, float]] = {
+    "max_worsened_share": (WORSENED, 1.0),
+    "min_recovering_share": (RECOVERING, -1.0),
+}
+"""Dynamics suite check -> (the shape its share counts, +1 when a rise is worse / -1 when a fall is)."""
 
 
 class TranscriptShape(AnalysisModel):
@@ -170,10 +175,10 @@ def results_dynamics(results: Results) -> tuple[SuiteDynamics, ...]:
     return tuple(d for d in out if d is not None)
 
 
-def conversation_outcomes(results: Results, suite: str, shape: str) -> dict[str, float]:
-    """Per conversation of ``suite``: the share (0-1) of its labelled runs whose user trajectory
-    has ``shape`` (runs with ``too_short`` excluded; conversations without such runs left out):
-    the per-conversation outcome a baseline comparison pairs by conversation."""
+def conversation_outcome_counts(results: Results, suite: str, shape: str) -> dict[str, tuple[int, int]]:
+    """Per conversation of ``suite``: ``(runs whose user trajectory has shape, runs with a shape)``
+    over its complete, labelled runs (``too_short`` ones excluded; conversations without such
+    runs left out)."""
     report = suite_report([r for r in results.records if r.suite == suite and r.status == "complete"])
     if report is None:
         return {}
@@ -183,4 +188,11 @@ def conversation_outcomes(results: Results, suite: str, shape: str) -> dict[str,
         if c.shape == "too_short":
             continue
         tally.setdefault(conv_of[c.conversation_id], []).append(int(c.shape == shape))
-    return {k: sum(v) / len(v) for k, v in tally.items()}
+    return {k: (sum(v), len(v)) for k, v in tally.items()}
+
+
+def conversation_outcomes(results: Results, suite: str, shape: str) -> dict[str, float]:
+    """Per conversation of ``suite``: the share (0-1) of its labelled runs whose user trajectory
+    has ``shape`` (:func:`conversation_outcome_counts`): the per-conversation outcome a baseline
+    comparison pairs by conversation."""
+    return {k: hits / runs for k, (hits, runs) in conversation_outcome_counts(results, suite, shape).items()}

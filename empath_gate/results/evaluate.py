@@ -266,7 +266,7 @@ def decide_results(
 
     dynamics = results_dynamics(results)
     checks = suite_checks(results, cells, th, timing, detector, gaps, triage, dynamics=dynamics,
-                          baseline=baseline)
+                          regression=regression)
     counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
     for dc in decisions:
         counts[dc.status] += 1
