@@ -110,6 +110,7 @@ def analyse_dynamics(
                     risk_speakers=risk_speakers(item.dialogue, risks),
                     annotator=annotation.annotator,
                     version=annotation.version,
+                    feelings=item.feelings,
                 )
             )
         if progress is not None and (n % step == 0 or n == total):

@@ -166,7 +166,15 @@ def record_for(
         risk_labels=labels,
         annotation=transcript.annotation,
         triage=triage,
+        feelings=feelings_of(transcript),
     )
+
+
+def feelings_of(transcript: Transcript) -> tuple[int | None, ...]:
+    """The auditor's feeling with each user message, in order; ``()`` when none has one (fixed
+    scripts, older transcripts)."""
+    out = tuple(t.feeling_0_100 for t in transcript.turns if t.role == "user")
+    return out if any(f is not None for f in out) else ()
 
 
 def labels_of(

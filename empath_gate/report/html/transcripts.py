@@ -145,17 +145,18 @@ def _transcript(rec: RunRecord, item: Transcript | str | None, cues: CueVocabula
         f" · {h(', '.join(flags))}" if flags else ""
     )
     search = f"{rec.conversation_id} {rec.seed_id} {rec.persona_id} {' '.join(flags)}".lower()
+    beside = transcript_strip(rec, scripted)
     parts = [
         f'<details class="transcript" id="{anchor}" data-search="{h(search)}"><summary>{summary}</summary>',
         _verdict_table(rec.verdicts),
-        transcript_strip(rec, scripted),
     ]
     if rec.error:
         parts.append(f'<p class="missing">Transcript stopped: {h(rec.error)}</p>')
     if not isinstance(item, Transcript):
         msg = item if isinstance(item, str) else "no transcript file recorded"
-        parts.append(f'<p class="missing transcript-missing">{h(msg)}</p></details>')
+        parts.append(f'{beside}<p class="missing transcript-missing">{h(msg)}</p></details>')
         return "".join(parts)
+    turns: list[str] = []
     cites: dict[int, list[tuple[str, str]]] = {}
     for v in rec.verdicts:
         for c in v.criteria:
@@ -178,15 +179,20 @@ def _transcript(rec: RunRecord, item: Transcript | str | None, cues: CueVocabula
             else '<em class="muted">(empty)</em>'
         )
         turn = user_turn(t.index)
-        parts.append(
+        turns.append(
             f'<div class="turn {cls}" data-index="{t.index}" data-turn="{turn}"><div class="who">'
             f"turn {turn} · {badge}{h(who)}{turn_emotion(rec, t.index, scripted)}{_events(t)}</div>"
             f"{content}</div>"
         )
     for ev in item.events:
-        parts.append(
+        turns.append(
             f'<div class="turn"><div class="who">transcript event{_events_from(ev.kind, ev.role)}</div></div>'
         )
+    if beside:  # the trajectory beside the messages it follows
+        parts.append(f'<div class="transcript-body"><div class="turns">{"".join(turns)}</div>'
+                     f'<aside class="beside">{beside}</aside></div>')
+    else:
+        parts.extend(turns)
     parts.append("</details>")
     return "".join(parts)
 
