@@ -126,7 +126,7 @@ def _shapes(r: DynamicsReport) -> str:
     feel = [c.feeling.points for c in r.per_conversation if c.feeling is not None]
     if feel:
         mean = [sum(t[k] for t in feel) / len(feel) for k in range(len(feel[0]))]
-        title = f"seeker's own feeling 0-100 (n = {len(feel)}; black: mean)"
+        title = f"own feeling 0-100 (n = {len(feel)}; black: mean)"
         svg = trajectories_svg(title, feel[:LINES_PER_SHAPE], mean, colour=FEELING_COLOUR, scale=(0.0, 100.0))
         plots.append(f'<div class="plot feeling-plot">{svg}</div>')
     return (

@@ -122,7 +122,7 @@ def _feeling_plot(d: SuiteDynamics) -> str:
     if not trajs:
         return ""
     mean = [sum(t[k] for t in trajs) / len(trajs) for k in range(len(trajs[0]))]
-    title = f"seeker's own feeling 0-100 (n = {len(trajs)}; black: mean)"
+    title = f"own feeling 0-100 (n = {len(trajs)}; black: mean)"
     svg = trajectories_svg(title, trajs[:LINES_PER_SHAPE], mean, colour=FEELING_COLOUR, scale=(0.0, 100.0))
     return f'<div class="plot feeling-plot">{svg}</div>'
 
@@ -153,8 +153,9 @@ def _risky_table(risky: tuple[RiskyIntervention, ...], fixed: bool) -> str:
             if len(risky) > MAX_RISKY_ROWS else "")
     crit = sum(r.kind == "failed_critical_criterion" for r in risky)
     return (
-        f"<h4>Risky interventions ({len(risky) - crit}) and units followed by a failed critical criterion "
-        f"({crit})</h4><table class=\"risky-table\"><thead><tr><th>Transcript</th><th>What</th>"
+        f"<h4>Risky interventions ({len(risky) - crit})"
+        + (f" and units followed by a failed critical criterion ({crit})" if crit else "")
+        + "</h4><table class=\"risky-table\"><thead><tr><th>Transcript</th><th>What</th>"
         "<th>Bot message</th><th>Strategy</th><th>User before</th><th>User after</th></tr></thead>"
         f"<tbody>{rows}</tbody></table>{more}"
     )
