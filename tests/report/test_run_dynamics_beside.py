@@ -117,3 +117,14 @@ def test_the_seekers_own_feeling_is_a_third_signal() -> None:
     # a run without feelings has none of it
     plain = _results()
     assert plain.dynamics[0].feeling_shapes == {} and 'feeling-plot' not in render_html(plain)
+
+
+def test_the_dynamics_section_fits_a_1280_px_page() -> None:
+    res = _results(feelings=(20, 30, 80))
+    html = render_html(res, transcripts={r.transcript_id: _transcript(r.transcript_id) for r in res.records})
+    section = html.split('<section id="dynamics">')[1].split("</section>")[0]
+    assert re.search(r"<(?:table|td|th)[^>]*\s(?:width|style)=", section) is None, "no fixed-width table"
+    widths = [int(w) for w in re.findall(r'<svg[^>]*\swidth="(\d+)"', html)]
+    assert widths and max(widths) <= 1280 - 2 * 24, "every chart fits inside the page's padding"
+    # the aside beside a transcript takes a fixed column; the messages keep the rest
+    assert ".transcript-body>aside{flex:0 0 270px" in html and "valence_line" not in html
