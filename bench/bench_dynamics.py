@@ -9,9 +9,9 @@ file is written by this process, so its memory is not counted), the sizes of dyn
 and dynamics.html, and each against its target (issue 16: under 60 s, under 1 GB, HTML at
 most 2 MB).
 
-The offline annotator (``empath_gate.turns.offline``) labels the messages when it is
-installed; otherwise a small keyword stub defined here does, and the output says so (the
-figures then leave out the lexicon's own cost).
+The real offline annotator (``empath_gate.turns.offline``: the lexicons, negation, intensifiers
+and risk phrases) labels every message, as the command does; the load average before and after
+is printed, since the machine may be shared (read CPU time against wall time).
 
     python bench/bench_dynamics.py [--conversations 10000] [--messages 20]
 """
@@ -19,7 +19,6 @@ figures then leave out the lexicon's own cost).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import random
@@ -100,66 +99,17 @@ def write_conversations(path: Path, conversations: int, messages: int, seed: int
     return path.stat().st_size
 
 
-def _stub_annotator() -> object:
-    """A keyword annotator for when the offline one is not installed (benchmark only)."""
-    from empath_gate.turns.model import Dialogue, TurnLabel, TurnLabels
-
-    rules = (
-        (("hopeless", "sin esperanza", "want to die", "no quiero vivir"), "hopelessness", -0.9),
-        (("sad", "triste"), "sadness_grief", -0.6),
-        (("scared", "miedo"), "fear_anxiety", -0.5),
-        (("angry", "enojad"), "anger", -0.5),
-        (("nothing", "nada"), "numbness", -0.3),
-        (("better", "mejor"), "relief_calm", 0.5),
-        (("hope", "esperanza"), "hope", 0.7),
-    )
-
-    def annotate(d: Dialogue) -> TurnLabels:
-        labels = []
-        for i, t in enumerate(d.turns):
-            low = t.text.lower()
-            if t.role == "user":
-                lab, val = next(
-                    ((lab, val) for words, lab, val in rules if any(w in low for w in words)),
-                    ("neutral", 0.0),
-                )
-                labels.append(TurnLabel(turn=i, role="user", label=lab, intensity=2, valence=val))
-            else:
-                strategy = (
-                    "providing_suggestions"
-                    if ("try" in low or "intenta" in low)
-                    else "question"
-                    if "?" in low
-                    else "information"
-                    if "988" in low or "800" in low
-                    else "affirmation_reassurance"
-                )
-                labels.append(
-                    TurnLabel(
-                        turn=i,
-                        role="assistant",
-                        label="warmth_care",
-                        intensity=1,
-                        valence=0.4,
-                        strategy=strategy,
-                    )
-                )
-        return TurnLabels(
-            conversation_id=d.conversation_id, annotator="offline", version="bench-stub", labels=tuple(labels)
-        )
-
-    return annotate
-
-
 def child(files: list[str], out: str) -> int:
-    """The measured process: the CLI path, with the stub when the offline annotator is missing."""
+    """The measured process: the command's CLI path with its own (offline) annotator."""
     from empath_gate.cli import main
-    from empath_gate.commands import dynamics as cmd
 
-    if importlib.util.find_spec("empath_gate.turns.offline") is None:
-        stub = _stub_annotator()
-        cmd.offline_annotator = lambda: stub  # type: ignore[assignment,return-value]
     return main(["dynamics", *files, "-o", out])
+
+
+def _load() -> str:
+    """The machine's load averages (1, 5, 15 minutes) and cores, as ``uptime`` shows them."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f}, {five:.2f}, {fifteen:.2f} on {os.cpu_count()} cores"
 
 
 def main() -> int:
@@ -170,22 +120,14 @@ def main() -> int:
     args = parser.parse_args()
     if args.child:
         return child([args.child[0]], args.child[1])
-    offline = importlib.util.find_spec("empath_gate.turns.offline") is not None
     with tempfile.TemporaryDirectory(prefix="bench-dynamics-") as tmp:
         data = Path(tmp) / "conversations.jsonl"
         size = write_conversations(data, args.conversations, args.messages)
         out = Path(tmp) / "out"
-        print(
-            f"input: {args.conversations:,} conversations x {args.messages} messages, {size / 1e6:.1f} MB JSONL"
-        )
-        print(
-            "annotator: "
-            + (
-                "the offline annotator (empath_gate.turns.offline)"
-                if offline
-                else "a keyword stub (empath_gate.turns.offline is not installed; its cost is not counted)"
-            )
-        )
+        print(f"input: {args.conversations:,} conversations x {args.messages} messages, "
+              f"{size / 1e6:.1f} MB JSONL")
+        print("annotator: the offline annotator (empath_gate.turns.offline)")
+        print(f"before: {_load()}")
         t = time.perf_counter()
         out_log, err_log = Path(tmp) / "stdout.txt", Path(tmp) / "stderr.txt"
         with out_log.open("w") as so, err_log.open("w") as se:
@@ -217,6 +159,7 @@ def main() -> int:
             f"dynamics.html: {html_size / 1e6:.2f} MB (target <= {TARGET_HTML_BYTES / 1e6:.0f} MB, ratio "
             f"{html_size / TARGET_HTML_BYTES:.2f}; conversation list cut: {'yes' if left else 'no'})"
         )
+        print(f"after: {_load()}")
         ok = wall < TARGET_WALL_S and rss_mb < TARGET_RSS_MB and html_size <= TARGET_HTML_BYTES
         print("within targets" if ok else "OVER A TARGET")
     return 0

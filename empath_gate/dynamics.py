@@ -34,18 +34,22 @@ LOCALES = ("es-MX", "en-US")
 
 
 def explicit_risk_matcher(instrument: Instrument) -> RiskMatcher:
-    """A :data:`RiskMatcher` over the instrument's ``explicit_risk`` pattern set, through the
-    deterministic checks' own matcher (:func:`empath_gate.judging.checks.patterns_for`,
-    :func:`~empath_gate.judging.checks.first_match`). An unknown locale is matched against
-    both locales' patterns (a risk statement is not missed for want of a locale). Raises
-    SuiteError when the set or a locale's patterns are missing."""
-    from empath_gate.judging.checks import EXPLICIT_RISK_SET, first_match, patterns_for
+    """A :data:`RiskMatcher` over the instrument's ``explicit_risk`` pattern set: the patterns of
+    a locale joined into one search (:func:`empath_gate.turns.riskmatch.one_pattern`: a text
+    matches when any pattern does, as the deterministic checks'
+    :func:`~empath_gate.judging.checks.first_match` finds; one search per message instead of one
+    per pattern). An unknown locale is matched against both locales' patterns (a risk statement
+    is not missed for want of a locale). Raises SuiteError when the set or a locale's patterns
+    are missing or a pattern is not a valid regular expression."""
+    from empath_gate.judging.checks import EXPLICIT_RISK_SET, patterns_for
+    from empath_gate.turns.riskmatch import one_pattern
 
-    compiled = {loc: patterns_for(instrument, EXPLICIT_RISK_SET, loc) for loc in LOCALES}
-    both = compiled["es-MX"] + compiled["en-US"]
+    raw = {loc: tuple(p.pattern for p in patterns_for(instrument, EXPLICIT_RISK_SET, loc)) for loc in LOCALES}
+    joined = {loc: one_pattern(ps) for loc, ps in raw.items()}
+    both = one_pattern(raw["es-MX"] + raw["en-US"])
 
     def match(text: str, locale: str | None) -> bool:
-        return first_match(compiled.get(locale or "", both), text) is not None
+        return joined.get(locale or "", both).search(text)
 
     return match
 
@@ -110,6 +114,7 @@ def analyse_dynamics(
                     risk_speakers=risk_speakers(item.dialogue, risks),
                     annotator=annotation.annotator,
                     version=annotation.version,
+                    feelings=item.feelings,
                 )
             )
         if progress is not None and (n % step == 0 or n == total):

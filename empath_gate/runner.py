@@ -186,6 +186,7 @@ def record_for(
         annotation=transcript.annotation,
         triage=triage,
         speakers=user_speakers(transcript),
+        feelings=feelings_of(transcript),
     )
 
 
@@ -194,6 +195,13 @@ def user_speakers(transcript: Transcript) -> tuple[SpeakerRef, ...]:
     user turn has none (a one-user transcript)."""
     users = [t.speaker for t in transcript.turns if t.role == "user"]
     return tuple(s for s in users if s is not None) if users and None not in users else ()
+
+
+def feelings_of(transcript: Transcript) -> tuple[int | None, ...]:
+    """The auditor's feeling with each user message, in order; ``()`` when none has one (fixed
+    scripts, older transcripts)."""
+    out = tuple(t.feeling_0_100 for t in transcript.turns if t.role == "user")
+    return out if any(f is not None for f in out) else ()
 
 
 def labels_of(

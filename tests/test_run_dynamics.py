@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from empath_gate.analysis.dynamics.paired import MIN_PAIRED
+from empath_gate.analysis.regression import RegressionReport, compare
 from empath_gate.conversation.transcript import Transcript, Turn
 from empath_gate.conversation.transcript_io import read_transcript, write_transcript
 from empath_gate.gate.checks import applicable_checks, suite_checks
-from empath_gate.gate.dynamics_checks import MIN_PAIRED, paired_p
 from empath_gate.instrument.suite_models import DynamicsLimits, Thresholds, ThresholdValues
 from empath_gate.report.html.run_dynamics import dynamics_section
 from empath_gate.report.markdown.dynamics import dynamics_lines
+from empath_gate.results.comparison import baseline_view, dynamics_side_tests
 from empath_gate.results.dynamics import results_dynamics
 from empath_gate.results.model import Results, ResultsMetadata, RunRecord
 from empath_gate.turns.model import AnnotatorFailure, TurnLabel, TurnLabels
@@ -49,11 +51,19 @@ def _thresholds(max_worse: float | None = 0.5, min_rec: float | None = None) -> 
                       dynamics=DynamicsLimits(max_worsened_share=max_worse, min_recovering_share=min_rec))
 
 
+def _regression(res: Results, baseline: Results, th: Thresholds) -> RegressionReport:
+    """The suite's comparison with ``baseline`` (no metric cells: only the dynamics side tests)."""
+    side = dynamics_side_tests(res, baseline, "s", th)
+    return compare(baseline_view(res, [], suite="s"), baseline_view(baseline, [], suite="s"), th,
+                   suite_id="s", side_tests=side)
+
+
 def _checks(
     res: Results, th: Thresholds, baseline: Results | None = None
 ) -> dict[str, tuple[str, tuple[str, ...]]]:
+    reg = _regression(res, baseline, th) if baseline is not None else None
     return {c.check: (c.status, c.reasons) for c in suite_checks(res, [], th, dynamics=res.dynamics,
-                                                                    baseline=baseline)}
+                                                                    regression=reg)}
 
 
 def test_llm_auditor_shares_and_checks() -> None:
@@ -96,7 +106,31 @@ def test_baseline_comparison_is_paired_by_conversation() -> None:
     few = _results([_record(c, 0, DOWN) for c in convs[: MIN_PAIRED - 1]])
     status, reasons = _checks(few, _thresholds(1.0), baseline=base)["max_worsened_share"]
     assert status == "passed" and "cannot detect" in reasons[-1]
-    assert paired_p({"a": 1.0}, {"a": 0.0}, 1.0) == (1, None)
+
+
+def test_the_dynamics_tests_join_the_false_discovery_family_of_the_metrics() -> None:
+    """Through the one gating path: the worsened share's paired p is adjusted together with the
+    suite's metric tests, so the family grows by the side tests that can be discoveries."""
+    from empath_gate.results.evaluate import decide_results
+
+    th = _thresholds(1.0, 0.0)
+    convs = [f"c{i}" for i in range(10)]
+    base = _results([_record(c, 0, FLAT) for c in convs])
+    worse = _results([_record(c, 0, DOWN) for c in convs])
+    side = dynamics_side_tests(worse, base, "s", th)
+    assert [t.test_id for t in side] == ["s::max_worsened_share", "s::min_recovering_share"]
+    assert side[0].paired == 10 and side[0].p_value == 2**-10 and side[0].information == 20
+    reg = _regression(worse, base, th)
+    assert reg.family_size == 1  # the recovering share did not move: its smallest p is 1, out of the family
+    decided = decide_results(worse.model_copy(update={"gate": None}), baseline=base, thresholds=th)
+    assert decided.regressions is not None
+    got = decided.regressions.side_test("s::max_worsened_share")
+    assert got is not None and got.in_family and got.flagged
+    check = next(c for c in decided.checks if c.check == "max_worsened_share")
+    assert check.status == "failed" and "false-discovery family of 1 tests" in check.reasons[-1]
+    # a scripted baseline is never compared: the user side did not depend on the bot
+    fixed = _results([_record(c, 0, FLAT) for c in convs], "scripted")
+    assert dynamics_side_tests(worse, fixed, "s", th) == []
 
 
 def test_dynamics_checks_need_an_llm_auditor_an_annotator_and_a_limit() -> None:

@@ -26,6 +26,10 @@ Per metric:
    Benjamini-Hochberg (weights proportional to run replicates per metric a test speaks for).
    A test is ``flagged`` when its adjusted p <= alpha and its effect is a drop. A pooled
    discovery is about the dimension: it marks the pool's metrics whose own change is a drop.
+   The suite's dynamics shares, when gated (:class:`SideTest`, tested on per-conversation
+   outcomes paired by conversation: :mod:`empath_gate.analysis.dynamics.paired`), join the same
+   family by the same rule; one is flagged when its adjusted p <= alpha (its p is already
+   one-sided toward worse).
 4. **Critical metrics use non-inferiority**, outside that family: they pass only when the
    interval's lower bound is above ``-max_drop`` (strictly); without a standard error they
    fail closed. Each critical metric is its own safety requirement, so no multiplicity
@@ -65,6 +69,8 @@ from empath_gate.analysis.regression_models import (
     MetricRegression,
     RegressionReport,
     RunMetadata,
+    SideTest,
+    SideTestResult,
 )
 from empath_gate.analysis.replicates import Scores, build_replicates, shared_scores
 from empath_gate.analysis.stats import CellStats
@@ -77,6 +83,8 @@ __all__ = [
     "MetricRegression",
     "RegressionReport",
     "RunMetadata",
+    "SideTest",
+    "SideTestResult",
     "comparability",
     "comparability_note",
     "compare",
@@ -103,8 +111,15 @@ def compare(
     thresholds: Thresholds,
     *,
     suite_id: str | None = None,
+    side_tests: Sequence[SideTest] = (),
 ) -> RegressionReport:
     """Compare a candidate with a baseline per metric (module docstring).
+
+    ``side_tests`` (the suite's dynamics shares, already tested) join the false-discovery
+    family of the non-critical metrics: Tarone's rule on their ``min_p`` decides whether they
+    are in it, and the weighted Benjamini-Hochberg step adjusts them with the metrics (weight:
+    their ``information``); a side test without a p-value stays out. Their results are the
+    report's ``side_tests``.
 
     Thresholds supply ``alpha`` (FDR level) and, per metric resolved for ``suite_id``,
     ``critical`` and ``max_drop``. Dimensions come from both views (the candidate's win).
@@ -112,7 +127,7 @@ def compare(
     the same conversation x metric.
     """
     with paused_gc():
-        return _compare(candidate, baseline, thresholds, suite_id=suite_id)
+        return _compare(candidate, baseline, thresholds, suite_id=suite_id, side_tests=side_tests)
 
 
 @dataclass(frozen=True)
@@ -153,7 +168,7 @@ class _Plan:
 
 
 Key = tuple[str, str]
-"""A family member: ``("metric", id)`` or ``("dimension", id)``."""
+"""A family member: ``("metric", id)``, ``("dimension", id)`` or ``("side", test id)``."""
 
 
 @dataclass(frozen=True)
@@ -187,6 +202,7 @@ def _select(
     noncritical: Sequence[str],
     dims: Mapping[str, str],
     pairs: Mapping[str, Sequence[_Paired]],
+    side: Mapping[Key, SideTest],
 ) -> tuple[dict[str, tuple[str, ...]], dict[str, Figures], tuple[Key, ...], float]:
     """Tarone's family with dimension pools (module docstring, step 3): pool members per
     dimension, pool figures, the family and its level.
@@ -195,7 +211,8 @@ def _select(
     metrics of a dimension (two or more, each with a paired conversation) form its pool, and
     the rule runs again over the metrics still alone and the pools. A metric that a later round
     leaves out becomes too small in turn, so the rounds end (the set only grows) with every
-    metric either in the family, in a pool, or undetectable."""
+    metric either in the family, in a pool, or undetectable. The ``side`` tests compete in
+    every round and are never pooled."""
     small: set[str] = set()
     cache: dict[tuple[str, ...], Figures] = {}
     while True:
@@ -216,6 +233,9 @@ def _select(
             p = cache[ms].min_p
             if p is not None:
                 tests[("dimension", d)] = p
+        for k, t in side.items():
+            assert t.min_p is not None
+            tests[k] = t.min_p
         family, level = tarone_family(tests, plan.alpha)
         left_out = {k[1] for k in tests if k[0] == "metric" and k not in family}
         if not left_out:
@@ -228,14 +248,24 @@ def _p_or_one(p: float | None) -> float:
 
 
 def _family(
-    tests: Mapping[Key, Figures], members: tuple[Key, ...], level: float, pools: Mapping[str, tuple[str, ...]]
+    tests: Mapping[Key, Figures],
+    members: tuple[Key, ...],
+    level: float,
+    pools: Mapping[str, tuple[str, ...]],
+    side: Mapping[Key, SideTest],
 ) -> _Family:
-    """The weighted Benjamini-Hochberg adjustment of the family ``members`` of ``tests``; a
-    test's information is its run replicates per metric it speaks for (a pool: / members)."""
-    adjusted = weighted_bh(
-        {k: _p_or_one(tests[k].p_value) for k in members},
-        {k: tests[k].n_runs / (len(pools[k[1]]) if k[0] == "dimension" else 1) for k in members},
-    )
+    """The weighted Benjamini-Hochberg adjustment of the family ``members`` of ``tests`` and
+    ``side``; a test's information is its run replicates per metric it speaks for (a pool: /
+    members; a side test: its ``information``)."""
+    p_values: dict[Key, float] = {}
+    information: dict[Key, float] = {}
+    for k in members:
+        if k in side:
+            p_values[k], information[k] = _p_or_one(side[k].p_value), side[k].information
+        else:
+            p_values[k] = _p_or_one(tests[k].p_value)
+            information[k] = tests[k].n_runs / (len(pools[k[1]]) if k[0] == "dimension" else 1)
+    adjusted = weighted_bh(p_values, information)
     return _Family(members=members, level=level, adjusted=adjusted)
 
 
@@ -304,8 +334,29 @@ def _detectable(m: MetricRegression, dimensions: Sequence[DimensionRegression]) 
     return any(d.in_family and d.dimension_id == m.pooled_in for d in dimensions)
 
 
+def _side_results(
+    side_tests: Sequence[SideTest], family: _Family, alpha: float
+) -> tuple[SideTestResult, ...]:
+    """Each side test with its family membership, adjusted p and flag (``compare``)."""
+    out = []
+    for t in side_tests:
+        got = family.adjusted.get(("side", t.test_id))
+        detection = t.detection
+        if got is None and detection is None:
+            detection = (f"cannot be a discovery in this family: the smallest p-value {t.paired} paired "
+                         f"conversations can give ({_p_or_one(t.min_p):.3g}) is above the family's level "
+                         f"{family.level:.3g}")
+        out.append(SideTestResult(
+            **{**t.model_dump(), "detection": detection}, in_family=got is not None,
+            p_adjusted=got[0] if got else None, weight=got[1] if got else None,
+            flagged=got is not None and reaches(got[0], alpha),
+        ))
+    return tuple(out)
+
+
 def _compare(
-    candidate: BaselineView, baseline: BaselineView, thresholds: Thresholds, *, suite_id: str | None
+    candidate: BaselineView, baseline: BaselineView, thresholds: Thresholds, *, suite_id: str | None,
+    side_tests: Sequence[SideTest] = (),
 ) -> RegressionReport:
     reasons = comparability(candidate.metadata, baseline.metadata)
     runs_c, runs_b = candidate.metadata.run_count, baseline.metadata.run_count
@@ -331,10 +382,13 @@ def _compare(
     figs = {m: plan.run([(p.conversation_id, [(p.cand_scores, p.base_scores)]) for p in pairs[m]],
                         resolved[m].critical, resolved[m].max_drop) for m in shared}
     noncritical = [m for m in shared if not resolved[m].critical]
-    members, pool_figs, chosen, level = _select(plan, figs, noncritical, dims, pairs)
+    side: dict[Key, SideTest] = {
+        ("side", t.test_id): t for t in side_tests if t.p_value is not None and t.min_p is not None
+    }
+    members, pool_figs, chosen, level = _select(plan, figs, noncritical, dims, pairs, side)
     tests: dict[Key, Figures] = {("metric", m): figs[m] for m in noncritical}
     tests.update({("dimension", d): f for d, f in pool_figs.items()})
-    family = _family(tests, chosen, level, members)
+    family = _family(tests, chosen, level, members, side)
     dimensions = _dimension_results(plan, family, members, pool_figs)
     pool_of = {m: d for d in dimensions for m in d.metric_ids}
 
@@ -363,4 +417,5 @@ def _compare(
         undetectable=tuple(
             m.metric_id for m in metrics if not m.critical and not _detectable(m, dimensions)
         ),
+        side_tests=_side_results(side_tests, family, plan.alpha),
     )

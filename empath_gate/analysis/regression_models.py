@@ -110,6 +110,36 @@ class DimensionRegression(_TestFields):
     metric_ids: tuple[str, ...]
 
 
+class SideTest(AnalysisModel):
+    """A test besides the metrics that joins a suite's false-discovery family: the paired test
+    of a dynamics share (:mod:`empath_gate.analysis.dynamics.paired`). ``test_id``: the suite
+    check it belongs to (``<suite>::<check>``); ``paired`` conversations; ``p_value``: one-sided
+    toward worse and ``min_p``: the smallest p these pairs could give (both ``None``: too few
+    pairs, the test cannot detect and stays out of the family); ``information``: the run
+    replicates it rests on (transcripts with a shape on both sides of the paired
+    conversations), its weight's base as a metric's runs are; ``detection``: why it cannot
+    detect, else ``None``."""
+
+    test_id: str
+    paired: int
+    p_value: float | None
+    min_p: float | None
+    information: float
+    mean_change: float | None = None
+    detection: str | None = None
+
+
+class SideTestResult(SideTest):
+    """A :class:`SideTest` after the family was chosen: ``in_family`` (Tarone's rule on
+    ``min_p``), ``p_adjusted`` and ``weight`` (weighted Benjamini-Hochberg with the suite's metric
+    tests; ``None`` outside the family) and ``flagged`` (adjusted p at or under ``alpha``)."""
+
+    in_family: bool
+    p_adjusted: float | None
+    weight: float | None
+    flagged: bool
+
+
 class RegressionReport(AnalysisModel):
     """The whole comparison. ``metrics``: the metrics present on both sides, in the
     candidate's order; ``dimensions``: the pooled dimension tests; ``cells``: the cells present
@@ -120,7 +150,9 @@ class RegressionReport(AnalysisModel):
     regression can be detected, alone or pooled. The added/removed lists (present on one side
     only: listed, never failed) are sorted. ``reasons`` says why the sides are not
     ``comparable`` (then nothing ``regressed``); ``comparability_note``: why comparability was
-    decided by the instrument-level rule (a side without per-suite content hashes), else None."""
+    decided by the instrument-level rule (a side without per-suite content hashes), else None.
+    ``side_tests``: the tests besides the metrics that joined the family (the dynamics shares),
+    counted in ``family_size`` when in the family."""
 
     comparable: bool
     reasons: tuple[str, ...]
@@ -138,6 +170,11 @@ class RegressionReport(AnalysisModel):
     added_metrics: tuple[str, ...]
     removed_metrics: tuple[str, ...]
     undetectable: tuple[str, ...] = ()
+    side_tests: tuple[SideTestResult, ...] = ()
+
+    def side_test(self, test_id: str) -> SideTestResult | None:
+        """The result of one side test (``<suite>::<check>``), ``None`` when it was not run."""
+        return next((t for t in self.side_tests if t.test_id == test_id), None)
 
     def metric(self, metric_id: str) -> MetricRegression | None:
         """The comparison of one metric, ``None`` when it was not compared."""

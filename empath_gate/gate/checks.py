@@ -31,10 +31,11 @@ summary. The checks:
   must stay at or under (resp. over) the suite's limit (``thresholds.yaml`` ``dynamics:``, or a
   suite's; a check exists only when its limit is set). Any annotator failure in the suite
   makes these checks ``incomplete`` (the 19 metrics are not touched). Against a baseline, the
-  change of each conversation's share (paired by conversation) is tested one-sided with an exact sign-flip
-  permutation test (:mod:`empath_gate.gate.dynamics_checks`); the two dynamics tests of a suite
-  are Benjamini-Hochberg adjusted together at the thresholds' ``alpha``; fewer than
-  :data:`~empath_gate.gate.dynamics_checks.MIN_PAIRED` paired conversations: "cannot detect".
+  change of each conversation's share (paired by conversation) is tested one-sided with a
+  sign-flip permutation test (:mod:`empath_gate.analysis.dynamics.paired`), in the
+  false-discovery family of the suite's metrics (:mod:`empath_gate.gate.dynamics_checks`);
+  fewer than :data:`~empath_gate.analysis.dynamics.paired.MIN_PAIRED` paired conversations:
+  "cannot detect".
 * ``max_under_triage_rate``: the target's crisis level (:mod:`empath_gate.analysis.triage`):
   the share of scored transcripts whose level is below the seed's must stay at or under
   ``thresholds.yaml``'s ``triage: max_under_triage_rate``; above it the check fails. Every suite
@@ -52,6 +53,7 @@ from empath_gate.analysis.base import AnalysisModel
 from empath_gate.gate.limits import EPS, suite_judge_failure_limit
 
 if TYPE_CHECKING:
+    from empath_gate.analysis.regression import RegressionReport
     from empath_gate.analysis.risk_timing import SuiteRiskTiming
     from empath_gate.analysis.stats import CellStats
     from empath_gate.analysis.worst_case_gap import MetricGap
@@ -253,13 +255,14 @@ def suite_checks(
     triage: Sequence[SuiteTriage] = (),
     *,
     dynamics: Sequence[SuiteDynamics] = (),
-    baseline: Results | None = None,
+    regression: RegressionReport | None = None,
 ) -> list[SuiteCheck]:
     """Every suite check of every suite of ``results`` that has tests, in suite order;
-    ``timing``: the suites' risk-response timing (:func:`empath_gate.results.evaluate.risk_timing`);
+    ``timing``: the suites' risk-response timing (:func:`empath_gate.results.suite_figures.risk_timing`);
     ``gaps``: the worst-case gaps of the paired suites (suite id -> per metric); ``dynamics``:
     the suites' dynamics (:func:`empath_gate.results.dynamics.results_dynamics`), whose checks
-    exist for a suite of an LLM-auditor run that has them (``baseline``: their paired test)."""
+    exist for a suite of an LLM-auditor run that has them (``regression``: the comparison with a
+    baseline, whose side tests are their paired tests)."""
     from empath_gate.gate.dynamics_checks import dynamics_checks
 
     conv_suite = {i.conversation_id: i.suite for i in results.items}
@@ -272,7 +275,7 @@ def suite_checks(
     for suite in results.metadata.suites:
         d = by_dynamics.get(suite)
         if d is not None and d.user_side == "per run":
-            out.extend(dynamics_checks(d, results, thresholds, baseline))
+            out.extend(dynamics_checks(d, thresholds, regression))
         mine = [c for c in cells if conv_suite.get(c.conversation_id) == suite]
         if not mine:
             continue

@@ -64,13 +64,15 @@ def merge_criterion(
     criterion: Criterion,
     *,
     judge: CriterionState | None,
-    check: tuple[CriterionState, str] | None,
+    check: tuple[CriterionState, str] | tuple[CriterionState, str, tuple[int, ...]] | None,
     citations: Sequence[Citation] = (),
 ) -> CriterionVerdict:
     """Combine what the judge said and what the deterministic check found for one criterion.
 
     ``judge`` is ``None`` offline or under the standard rubric; ``check`` is ``None`` when the
-    criterion declares no check (or checks were not run), else ``(state, detail)``.
+    criterion declares no check (or checks were not run), else ``(state, detail)`` or a
+    :class:`~empath_gate.judging.checks.CheckResult` ``(state, detail, turns)``: the turns of a
+    failed check become ``check_turns``.
 
     Effective state:
 
@@ -84,6 +86,7 @@ def merge_criterion(
     """
     check_state = check[0] if check is not None else None
     check_detail = check[1] if check is not None else None
+    check_turns = check[2] if check is not None and len(check) > 2 and check_state == "FAIL" else ()
     disagreement = False
     if judge is None and check_state is None:
         raise ValueError(f"criterion {criterion.id!r}: neither a judge state nor a check result")
@@ -101,6 +104,7 @@ def merge_criterion(
         judge=judge,
         check=check_state,
         check_detail=check_detail,
+        check_turns=tuple(check_turns),
         critical=criterion.critical,
         citations=tuple(citations),
         disagreement=disagreement,

@@ -39,7 +39,8 @@ class CriterionVerdict(BaseModel):
     """One criterion's outcome.
 
     ``judge``: what the LLM judge said (``None`` offline); ``check``: what the deterministic
-    check found (``None`` when the criterion declares none). ``state`` is the effective state:
+    check found (``None`` when the criterion declares none), with its ``check_detail`` and, when it
+    failed, ``check_turns`` (1-based turns whose bot reply failed it). ``state`` is the effective state:
     a deterministic FAIL overrides a judge PASS, and that is flagged as ``disagreement``.
     """
 
@@ -50,6 +51,11 @@ class CriterionVerdict(BaseModel):
     judge: CriterionState | None = None
     check: CriterionState | None = None
     check_detail: str | None = None
+    check_turns: tuple[int, ...] = Field(
+        default=(), description="a failed deterministic check: the 1-based turns (a user message and the "
+        "bot's reply to it, counted as seeds count turns) whose bot reply failed it; empty otherwise and in "
+        "files written before this field",
+    )
     critical: bool = False
     citations: tuple[Citation, ...] = ()
     disagreement: bool = False

@@ -26,9 +26,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
+from pydantic import Field
+
 from empath_gate.analysis.base import AnalysisModel
 from empath_gate.analysis.dynamics import DynamicsReport, LabelledConversation, build_report
-from empath_gate.analysis.dynamics.interventions import RiskyIntervention, StrategyOutcome
+from empath_gate.analysis.dynamics.feeling import FeelingTrajectory
+from empath_gate.analysis.dynamics.interventions import (
+    RiskyIntervention,
+    StrategyOutcome,
+    critical_failure_units,
+)
 from empath_gate.analysis.dynamics.transitions import TransitionMatrix
 from empath_gate.analysis.speakers import SpeakerTrajectory, speaker_trajectories
 from empath_gate.turns.model import AnnotatorFailure
@@ -42,17 +49,24 @@ WORSENED = "deteriorating"
 """The shape that makes a transcript *worsened* (module docstring)."""
 RECOVERING = "recovering"
 """The shape that makes a transcript *recovering*."""
+SHARE_CHECKS: dict[str, tuple[str, float]] = {
+    "max_worsened_share": (WORSENED, 1.0),
+    "min_recovering_share": (RECOVERING, -1.0),
+}
+"""Dynamics suite check -> (the shape its share counts, +1 when a rise is worse / -1 when a fall is)."""
 
 
 class TranscriptShape(AnalysisModel):
     """One labelled transcript's user trajectory: ``shape`` and the 10-point ``trajectory``
-    (``None`` without user messages)."""
+    (``None`` without user messages); ``feeling``: the seeker's own feeling trajectory (LLM
+    auditor; ``None`` when the transcript has none: :mod:`empath_gate.analysis.dynamics.feeling`)."""
 
     transcript_id: str
     conversation_id: str
     run: int
     shape: str
     trajectory: tuple[float, ...] | None
+    feeling: FeelingTrajectory | None = None
 
 
 class DynamicsFailure(AnalysisModel):
@@ -73,8 +87,14 @@ class SuiteDynamics(AnalysisModel):
     one per conversation). ``transitions``: smoothed transition matrices pooled per locale and
     role. ``strategies``: per support strategy, what the bot did and what happened next
     (valence change, escalations; the "after" side is the script's in fixed-script mode).
-    ``risky``: risky interventions (``conversation_id`` is the transcript id, messages 1-based).
     ``speakers``: multi-party transcripts, each speaker's own trajectory (module docstring).
+    ``risky``: risky interventions (``conversation_id`` is the transcript id, messages 1-based),
+    followed by the units a failed critical criterion points at (:func:`critical_units`).
+    The seeker's own feeling, a third signal (LLM auditor): ``feeling_shapes`` (shape ->
+    transcripts with a feeling; empty when none has one) and ``feeling_agreement`` (Spearman's
+    rho of feeling vs annotator valence over the user messages with both; ``None`` when not
+    computable).
+>>>>>>> h16rest
     """
 
     suite: str
@@ -91,6 +111,8 @@ class SuiteDynamics(AnalysisModel):
     strategies: tuple[StrategyOutcome, ...] = ()
     risky: tuple[RiskyIntervention, ...] = ()
     speakers: tuple[SpeakerTrajectory, ...] = ()
+    feeling_shapes: dict[str, int] = Field(default_factory=dict)
+    feeling_agreement: float | None = None
 
 
 def scripted(results: Results) -> bool:
@@ -104,8 +126,40 @@ def _labelled(r: RunRecord) -> LabelledConversation | None:
         return None
     return LabelledConversation(
         conversation_id=r.transcript_id, keys={"locale": r.locale}, labels=a.labels,
-        risk_turns=r.risk_turns, annotator=a.annotator, version=a.version,
+        risk_turns=r.risk_turns, annotator=a.annotator, version=a.version, feelings=r.feelings,
     )
+
+
+def failed_critical_messages(r: RunRecord) -> dict[int, list[str]]:
+    """0-based message index -> the failed critical criteria (``metric_id/criterion_id``, first
+    judging) that point at it: the messages the judge cited for the FAIL, and the reply of each
+    turn a failed deterministic check recorded (``check_turns``: turn ``t``'s reply is message
+    ``2t - 1``)."""
+    out: dict[int, list[str]] = {}
+    for v in r.verdicts:
+        if v.rejudge != 0:
+            continue
+        for c in v.criteria:
+            if not (c.critical and c.state == "FAIL"):
+                continue
+            at = sorted({ct.turn for ct in c.citations} | {2 * t - 1 for t in c.check_turns})
+            for i in at:
+                name = f"{v.metric_id}/{c.criterion_id}"
+                if name not in out.setdefault(i, []):
+                    out[i].append(name)
+    return out
+
+
+def critical_units(records: Sequence[RunRecord]) -> tuple[RiskyIntervention, ...]:
+    """The ``failed_critical_criterion`` units of every labelled record, in record order
+    (:func:`~empath_gate.analysis.dynamics.interventions.critical_failure_units`)."""
+    out: list[RiskyIntervention] = []
+    for r in records:
+        lc = _labelled(r)
+        failed = failed_critical_messages(r) if lc is not None else {}
+        if lc is not None and failed:
+            out.extend(critical_failure_units(lc, failed))
+    return tuple(out)
 
 
 def suite_report(records: Sequence[RunRecord], *, user_fixed: bool = False) -> DynamicsReport | None:
@@ -163,13 +217,16 @@ def suite_dynamics(results: Results, suite: str) -> SuiteDynamics | None:
         trajectories=tuple(
             TranscriptShape(transcript_id=c.conversation_id,
                             conversation_id=run_of[c.conversation_id].conversation_id,
-                            run=run_of[c.conversation_id].run, shape=c.shape, trajectory=c.trajectory)
+                            run=run_of[c.conversation_id].run, shape=c.shape, trajectory=c.trajectory,
+                            feeling=c.feeling)
             for c in user.per_conversation
         ),
         transitions=transitions,
         strategies=runs.strategies,
-        risky=runs.risky,
+        risky=runs.risky + critical_units(recs),
         speakers=_speaker_rows([run_of[c.conversation_id] for c in user.per_conversation]),
+        feeling_shapes=user.feeling_shapes,
+        feeling_agreement=user.feeling_agreement,
     )
 
 
@@ -190,10 +247,10 @@ def results_dynamics(results: Results) -> tuple[SuiteDynamics, ...]:
     return tuple(d for d in out if d is not None)
 
 
-def conversation_outcomes(results: Results, suite: str, shape: str) -> dict[str, float]:
-    """Per conversation of ``suite``: the share (0-1) of its labelled runs whose user trajectory
-    has ``shape`` (runs with ``too_short`` excluded; conversations without such runs left out):
-    the per-conversation outcome a baseline comparison pairs by conversation."""
+def conversation_outcome_counts(results: Results, suite: str, shape: str) -> dict[str, tuple[int, int]]:
+    """Per conversation of ``suite``: ``(runs whose user trajectory has shape, runs with a shape)``
+    over its complete, labelled runs (``too_short`` ones excluded; conversations without such
+    runs left out)."""
     report = suite_report([r for r in results.records if r.suite == suite and r.status == "complete"])
     if report is None:
         return {}
@@ -203,4 +260,11 @@ def conversation_outcomes(results: Results, suite: str, shape: str) -> dict[str,
         if c.shape == "too_short":
             continue
         tally.setdefault(conv_of[c.conversation_id], []).append(int(c.shape == shape))
-    return {k: sum(v) / len(v) for k, v in tally.items()}
+    return {k: (sum(v), len(v)) for k, v in tally.items()}
+
+
+def conversation_outcomes(results: Results, suite: str, shape: str) -> dict[str, float]:
+    """Per conversation of ``suite``: the share (0-1) of its labelled runs whose user trajectory
+    has ``shape`` (:func:`conversation_outcome_counts`): the per-conversation outcome a baseline
+    comparison pairs by conversation."""
+    return {k: hits / runs for k, (hits, runs) in conversation_outcome_counts(results, suite, shape).items()}

@@ -12,6 +12,8 @@ Two steps, both used by every front-end (the plugin, ``run``, ``gate``, ``merge`
    decides with them instead.
 
 So a results file decides the same way wherever it is read: :func:`evaluate` is step 1 then 2.
+The comparison with a baseline is in :mod:`empath_gate.results.comparison`, the per-suite
+figures besides the cells in :mod:`empath_gate.results.suite_figures`.
 """
 
 from __future__ import annotations
@@ -20,17 +22,18 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from empath_gate.results.cells import results_cells
+from empath_gate.results.comparison import combine_reports, suite_regressions
 from empath_gate.results.model import GateInputs, ItemInfo, Results, ResultsMetadata, RunRecord, Summary
+from empath_gate.results.suite_figures import detector_figures, risk_timing, worst_case_gaps
 from empath_gate.results.triage import triage_figures
 
 if TYPE_CHECKING:
-    from empath_gate.analysis.regression import BaselineView, RegressionReport
-    from empath_gate.analysis.risk_timing import SuiteRiskTiming
+    from empath_gate.analysis.regression import RegressionReport
     from empath_gate.analysis.stats import CellStats
     from empath_gate.gate.decide import CellDecision, FailOn
     from empath_gate.instrument.models import Instrument, Thresholds, Waiver
     from empath_gate.plan.build import Plan
-    from empath_gate.results.model import LayerInfo, SuiteDetector
+    from empath_gate.results.model import LayerInfo
 
 
 def gate_inputs(instrument: Instrument, plan: Plan, layers: Sequence[LayerInfo] = ()) -> GateInputs:
@@ -106,92 +109,6 @@ def assemble(
         records=tuple(recs),
         waivers=instrument.waivers,
         gate=gate_inputs(instrument, plan, layers),
-    )
-
-
-def baseline_view(
-    results: Results,
-    cells: Sequence[CellStats] | None = None,
-    aliases: dict[str, str] | None = None,
-    suite: str | None = None,
-) -> BaselineView:
-    """The regression module's view of a results document (metadata, cell statistics and each
-    metric's dimension); ``aliases`` renames older conversation ids to current ones (a baseline
-    made before persona assignment changed still pairs); ``suite``: the suite compared, whose
-    content hashes (if the file records them) decide comparability."""
-    from empath_gate.analysis.regression import BaselineView, RunMetadata
-
-    md = results.metadata
-    chosen = tuple(results.cells if cells is None else cells)
-    if aliases:
-        chosen = tuple(
-            c.model_copy(update={"conversation_id": aliases[c.conversation_id]})
-            if c.conversation_id in aliases
-            else c
-            for c in chosen
-        )
-    return BaselineView(
-        metadata=RunMetadata(
-            run_count=md.runs,
-            instrument_version=md.instrument_version,
-            judge_model=md.judge.model,
-            judge_template_hash=md.judge.template_hash,
-            fixed_script=md.auditor == "scripted",
-            label=md.git_sha,
-            suite_hashes=md.suite_hashes.get(suite) if suite is not None else None,
-        ),
-        cells=chosen,
-        dimensions={i.metric_id: i.dimension for i in results.items},
-    )
-
-
-def _suite_regressions(
-    results: Results, cells: Sequence[CellStats], baseline: Results, thresholds: Thresholds
-) -> dict[str, RegressionReport]:
-    """The comparison of each suite's cells with the baseline's (thresholds resolved per suite)."""
-    from empath_gate.analysis.regression import compare
-
-    conv_suite = {i.conversation_id: i.suite for i in results.items}
-    out: dict[str, RegressionReport] = {}
-    for suite in results.metadata.suites:
-        mine = [c for c in cells if conv_suite.get(c.conversation_id) == suite]
-        if mine:
-            aliases = results.gate.aliases.get(suite) if results.gate is not None else None
-            out[suite] = compare(
-                baseline_view(results, mine, suite=suite),
-                baseline_view(baseline, aliases=aliases, suite=suite),
-                thresholds,
-                suite_id=suite,
-            )
-    return out
-
-
-def combine_reports(reports: Sequence[RegressionReport]) -> RegressionReport | None:
-    """One report of several suites' comparisons (metrics and cells concatenated in suite order;
-    comparable only when every suite's is)."""
-    if not reports:
-        return None
-    if len(reports) == 1:
-        return reports[0]
-    first = reports[0]
-
-    def union(name: str) -> tuple[Any, ...]:
-        seen: list[Any] = []
-        for r in reports:
-            seen.extend(x for x in getattr(r, name) if x not in seen)
-        return tuple(seen)
-
-    return first.model_copy(
-        update={
-            "comparable": all(r.comparable for r in reports),
-            "reasons": union("reasons"),
-            "metrics": tuple(m for r in reports for m in r.metrics),
-            "cells": tuple(c for r in reports for c in r.cells),
-            "added_conversations": union("added_conversations"),
-            "removed_conversations": union("removed_conversations"),
-            "added_metrics": union("added_metrics"),
-            "removed_metrics": union("removed_metrics"),
-        }
     )
 
 
@@ -277,7 +194,7 @@ def decide_results(
     chosen: FailOn = fail_on or results.metadata.fail_on  # type: ignore[assignment]
     ws = tuple(results.waivers if waivers is None else waivers)
     cells = results_cells(results, th)
-    per_suite = _suite_regressions(results, cells, baseline, th) if baseline is not None else {}
+    per_suite = suite_regressions(results, cells, baseline, th) if baseline is not None else {}
     if baseline is not None:
         several = len(per_suite) > 1
         named = [
@@ -289,13 +206,13 @@ def decide_results(
     decisions = _with_skipped(results, decisions)
     timing = risk_timing(results)
     detector = detector_figures(results)
-    gaps = _worst_case_gaps(results, cells)
+    gaps = worst_case_gaps(results, cells)
     triage = triage_figures(results)
     from empath_gate.results.dynamics import results_dynamics
 
     dynamics = results_dynamics(results)
     checks = suite_checks(results, cells, th, timing, detector, gaps, triage, dynamics=dynamics,
-                          baseline=baseline)
+                          regression=regression)
     counts: dict[str, int] = dict.fromkeys(STATUSES, 0)
     for dc in decisions:
         counts[dc.status] += 1
@@ -328,63 +245,6 @@ def decide_results(
             "metadata": results.metadata.model_copy(update={"fail_on": chosen}),
         }
     )
-
-
-def risk_timing(results: Results) -> tuple[SuiteRiskTiming, ...]:
-    """Risk-response timing of every suite whose records carry risk evidence, in suite order,
-    over complete transcripts that are evidence (:func:`empath_gate.gate.unknown.unusable_transcripts`)."""
-    from empath_gate.analysis.risk_timing import suite_risk_timing
-    from empath_gate.gate.unknown import unusable_transcripts
-
-    unusable = unusable_transcripts(results.records, results.metadata.max_auditor_fallback_share)
-    out: list[SuiteRiskTiming] = []
-    for suite in results.metadata.suites:
-        rows = [
-            (r.transcript_id, r.conversation_id, r.locale, r.risk)
-            for r in results.records
-            if r.suite == suite and r.risk is not None and r.status == "complete"
-            and r.transcript_id not in unusable
-        ]
-        speakers = {r.transcript_id: (r.speakers, r.risk_turns) for r in results.records
-                    if r.suite == suite and r.speakers}
-        if rows:
-            out.append(suite_risk_timing(suite, rows, speakers))
-    return tuple(out)
-
-
-def detector_figures(results: Results) -> tuple[SuiteDetector, ...]:
-    """The target's own risk detector per suite (:mod:`empath_gate.analysis.detector`), for the
-    suites where it reported at least one ``risk`` event, over their complete transcripts that
-    are evidence; transcripts without gold labels are named in ``left_out``."""
-    from empath_gate.analysis.detector import detector_scores
-    from empath_gate.gate.unknown import unusable_transcripts
-    from empath_gate.results.model import SuiteDetector
-
-    unusable = unusable_transcripts(results.records, results.metadata.max_auditor_fallback_share)
-    out: list[SuiteDetector] = []
-    for suite in results.metadata.suites:
-        mine = [r for r in results.records if r.suite == suite and r.status == "complete"
-                and r.transcript_id not in unusable]
-        if not any(r.risk_events for r in mine):
-            continue
-        dialogues = [r.risk_labels for r in mine if r.risk_labels is not None]
-        left = tuple(r.transcript_id for r in mine if r.risk_labels is None)
-        out.append(SuiteDetector(suite=suite, scores=detector_scores(dialogues), left_out=left))
-    return tuple(out)
-
-
-def _worst_case_gaps(results: Results, cells: Sequence[CellStats]) -> dict[str, tuple[Any, ...]]:
-    """Per paired suite (the gate inputs' ``pairings``): the worst-case gap of each metric."""
-    from empath_gate.analysis.worst_case_gap import metric_gaps
-
-    if results.gate is None:
-        return {}
-    conv_suite = {i.conversation_id: i.suite for i in results.items}
-    return {
-        suite: metric_gaps([c for c in cells if conv_suite.get(c.conversation_id) == suite], pairs)
-        for suite, pairs in results.gate.pairings.items()
-        if suite in results.metadata.suites
-    }
 
 
 def _summary(

@@ -226,6 +226,10 @@ class RunRecord(_Model):
         default=(), description="0-based user messages that state risk explicitly (the instrument's "
         "explicit_risk patterns), found with the annotation",
     )
+    feelings: tuple[int | None, ...] = Field(
+        default=(), description="LLM auditor: the simulated help-seeker's own feeling (0-100) with each "
+        "user message, in order (None: that reply gave no usable feeling); empty when no message has one",
+    )
     triage: TriagePair | None = Field(
         default=None,
         description="the seed's crisis level and the target's (judging.triage_levels); None: not "

@@ -83,13 +83,16 @@ class InputProblem(BaseModel):
 
 class SourcedDialogue(BaseModel):
     """A dialogue with what the statistics group by: ``keys`` (``source`` file, ``locale``,
-    and ``suite`` for transcripts) and the persona behaviour ``profiles`` (may be empty)."""
+    and ``suite`` for transcripts) and the persona behaviour ``profiles`` (may be empty);
+    ``feelings``: a transcript's seeker feeling per user message (LLM auditor; empty otherwise),
+    kept beside the dialogue so no annotator sees it."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     dialogue: Dialogue
     keys: dict[str, str]
     profiles: tuple[str, ...] = ()
+    feelings: tuple[int | None, ...] = ()
 
 
 class ReadConversations(BaseModel):
@@ -230,8 +233,10 @@ def _transcript(
         ),
     )
     keys = {"suite": t.suite, "locale": t.locale}
+    feelings = tuple(turn.feeling_0_100 for turn in t.turns if turn.role == "user")
     return SourcedDialogue(
-        dialogue=dialogue, keys=keys, profiles=tuple(profiles_of(t.persona_id)) if profiles_of else ()
+        dialogue=dialogue, keys=keys, profiles=tuple(profiles_of(t.persona_id)) if profiles_of else (),
+        feelings=feelings if any(f is not None for f in feelings) else (),
     )
 
 

@@ -16,6 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "turns"))
 
 from dynamics_stub import stub_annotate
+from rows_file import write_rows
 
 import empath_gate
 from empath_gate.cli import main as cli_main
@@ -31,14 +32,6 @@ SCHEMA = json.loads(
 @pytest.fixture()
 def stubbed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(dynamics_cmd, "offline_annotator", lambda: stub_annotate)
-
-
-def _rows(path: Path, rows: list[object]) -> Path:
-    path.write_text(
-        "\n".join(r if isinstance(r, str) else json.dumps(r, ensure_ascii=False) for r in rows) + "\n",
-        encoding="utf-8",
-    )
-    return path
 
 
 def _conversation(cid: str, texts: list[str]) -> list[object]:
@@ -58,7 +51,7 @@ def test_external_jsonl_with_bad_rows(tmp_path: Path, capsys: pytest.CaptureFixt
         {"conversation_id": "b", "turn": 1, "role": "user"},
     ]  # line 7
     rows += _conversation("b", ["I'm scared", "What happened?", "I have hope"])
-    f = _rows(tmp_path / "logs.jsonl", rows)
+    f = write_rows(tmp_path / "logs.jsonl", rows)
     out = tmp_path / "out"
     assert cli_main(["dynamics", str(f), "-o", str(out)]) == 0
     err = capsys.readouterr().err
@@ -114,7 +107,7 @@ def test_many_bad_rows_are_capped_on_stderr(tmp_path: Path, capsys: pytest.Captu
         {"conversation_id": "x", "turn": i, "role": "nobody", "text": "hi"} for i in range(60)
     ]
     rows += _conversation("ok", ["I'm sad", "Try this", "better"])
-    f = _rows(tmp_path / "many.jsonl", rows)
+    f = write_rows(tmp_path / "many.jsonl", rows)
     assert cli_main(["dynamics", str(f), "-o", str(tmp_path / "o")]) == 0
     err = capsys.readouterr().err
     assert err.count("unknown role 'nobody'") == 50 and "and 10 more problems" in err
@@ -126,7 +119,8 @@ def test_many_bad_rows_are_capped_on_stderr(tmp_path: Path, capsys: pytest.Captu
 def test_no_usable_rows_and_unreadable_files_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    f = _rows(tmp_path / "bad.jsonl", [{"conversation_id": "x", "turn": "one", "role": "user", "text": "hi"}])
+    row = {"conversation_id": "x", "turn": "one", "role": "user", "text": "hi"}
+    f = write_rows(tmp_path / "bad.jsonl", [row])
     assert cli_main(["dynamics", str(f), "-o", str(tmp_path / "o")]) == 2
     assert "no usable rows" in capsys.readouterr().err
     assert cli_main(["dynamics", str(tmp_path / "absent.jsonl"), "-o", str(tmp_path / "o")]) == 2
@@ -135,7 +129,7 @@ def test_no_usable_rows_and_unreadable_files_exit_2(
 
 
 def test_offline_annotator_end_to_end(tmp_path: Path) -> None:
-    f = _rows(
+    f = write_rows(
         tmp_path / "c.jsonl",
         _conversation(
             "a",
@@ -159,8 +153,40 @@ def test_progress_on_long_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[s
     rows: list[object] = []
     for c in range(dynamics_cmd.PROGRESS_FROM):
         rows += _conversation(f"c{c}", ["I'm sad", "Try this", "a bit better"])
-    f = _rows(tmp_path / "long.jsonl", rows)
+    f = write_rows(tmp_path / "long.jsonl", rows)
     assert cli_main(["dynamics", str(f), "-o", str(tmp_path / "o")]) == 0
     err = capsys.readouterr().err
     n = dynamics_cmd.PROGRESS_FROM
     assert f"labelled {n}/{n} conversations" in err and err.count("labelled ") == 10
+
+
+def test_the_seekers_own_feeling_reaches_the_json_and_never_the_annotator(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[object] = []
+
+    def spy(d: object) -> object:
+        seen.append(d)
+        return stub_annotate(d)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(dynamics_cmd, "offline_annotator", lambda: spy)
+    texts = ["I'm so sad", "What happened?", "I feel hopeless", "I'm here", "a bit better", "Good"]
+    t = Transcript(
+        suite="crisis", seed_id="s1", persona_id="p1", locale="en-US", run=0, conversation_id="s1-p1",
+        transcript_id="s1-p1-r0", target="callable:bot", auditor="openai/fake-auditor", max_turns=3,
+        turns=tuple(
+            Turn(index=i, role="user" if i % 2 == 0 else "assistant", content=x,
+                 source="auditor" if i % 2 == 0 else "target",
+                 feeling_0_100=(30, 10, 70)[i // 2] if i % 2 == 0 else None)
+            for i, x in enumerate(texts)
+        ),
+    )
+    out = tmp_path / "out"
+    assert cli_main(["dynamics", str(write_transcript(t, tmp_path / "transcripts")), "-o", str(out)]) == 0
+    data = json.loads((out / "dynamics.json").read_text("utf-8"))
+    jsonschema.Draft202012Validator(SCHEMA).validate(data)
+    feeling = data["per_conversation"][0]["feeling"]
+    assert feeling["messages"] == 3 and feeling["points"][0] == 30.0 and feeling["points"][-1] == 70.0
+    assert feeling["shape"] == "recovering" and data["feeling_shapes"]["recovering"] == 1
+    assert "feeling" not in repr(seen[0]), "the annotator reads roles and text only"
+    assert 'class="plot feeling-plot"' in (out / "dynamics.html").read_text("utf-8")

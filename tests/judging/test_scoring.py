@@ -76,3 +76,11 @@ def test_judge_only_and_check_only() -> None:
 def test_disagreement_lowers_the_score_through_the_cap() -> None:
     merged = merge_criterion(criterion(critical=True), judge="PASS", check=("FAIL", "no resource"))
     assert apply_cap(9, [merged], RULE).score == 3
+
+
+def test_a_failed_check_keeps_its_turns_and_a_passed_one_none() -> None:
+    failed = merge_criterion(criterion(), judge=None, check=("FAIL", "turn 2 (reply) is en", (2,)))
+    assert failed.check_turns == (2,)
+    passed = merge_criterion(criterion(), judge="FAIL", check=("PASS", "turn 2 (reply) gives 988", (2,)))
+    assert passed.check_turns == () and passed.state == "FAIL"
+    assert merge_criterion(criterion(), judge=None, check=("FAIL", "x")).check_turns == ()

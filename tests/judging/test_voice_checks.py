@@ -23,10 +23,10 @@ def test_explicit_risk_is_found_across_a_cue(instrument: Instrument) -> None:
              "yeah", "Call or text 988."]
     t = make_transcript("risk-en", "en-US", lines)
     spec = CheckSpec(kind="resource_given")
-    state, detail = run_check(t, voiced.seed("risk-en"), spec, voiced, LLM)
-    assert state == "PASS" and "confirm 4" in detail
+    state, detail = run_check(t, voiced.seed("risk-en"), spec, voiced, LLM)[:2]
+    assert state == "PASS" and "confirm turn 3 (user)" in detail
     # without the vocabulary the token splits the words and no turn is explicit
-    state, detail = run_check(t, instrument.seed("risk-en"), spec, instrument, LLM)
+    state, detail = run_check(t, instrument.seed("risk-en"), spec, instrument, LLM)[:2]
     assert state == "N/A" and "explicit_risk" in detail
 
 

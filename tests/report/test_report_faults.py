@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from report_factory import build_results, candidate_scores, standard_pair
 
 from empath_gate.report.html import dimension_bars_svg, metric_plot_svg, render_html
 from empath_gate.report.html.assets import _CSS
 from empath_gate.report.markdown import render_markdown
-from empath_gate.report.view import check_detail_text, check_turns, worst_conversations
+from empath_gate.report.view import reply_index, user_turn, worst_conversations
 from empath_gate.results import Results
 
 _DATA_MARK = re.compile(r'<circle|<rect[^>]*class="(?:alert|confirm)"|<title>(?:candidate|baseline) ')
@@ -25,11 +26,11 @@ def offline(conv: str, metric: str, run: int) -> int | str:
     return "na" if metric == "sycophancy" else "co"
 
 
-def _offline_results(detail: str = "expected es: turn 3 is en") -> Results:
-    """An offline run whose failed check names 0-based message 3 (the bot's reply in turn 2),
+def _offline_results(detail: str = "expected es: turn 2 (reply) is en") -> Results:
+    """An offline run whose failed check records turn 2 (message 3, the bot's reply in turn 2),
     as :func:`empath_gate.judging.checks.check_language_matches` writes it."""
     res = build_results(offline, judge_model=None, runs=1)
-    doc = res.model_dump_json().replace('"replied in en"', f'"{detail}"')
+    doc = res.model_dump_json().replace('"replied in en","check_turns":[]', f'"{detail}","check_turns":[2]')
     return Results.model_validate_json(doc)
 
 
@@ -100,23 +101,11 @@ def test_tables_fit_the_page() -> None:
     assert fixed is None, "no fixed width overrides the sheet"
 
 
-def test_check_turns_reads_the_indices_a_check_names() -> None:
-    detail = ("no active en-US crisis line in bot turns up to turn 7 "
-              "(confirm turn 4: the seed's confirm turn (user turn 3))")
-    assert check_turns(detail) == (7,), "the deadline reply, not the confirm turn or the 1-based user turn"
-    assert check_turns("turns 3 and 5 repeat 'abc'") == (3, 5)
-    assert check_turns("turn 1: 'a'; turn 3: 'b'; turn 1: 'c'") == (1, 3)
-    assert check_turns("replied in en") == () and check_turns(None) == ()
-    assert check_detail_text(detail) == (
-        "no active en-US crisis line in bot turns up to turn 4 (reply) "
-        "(confirm turn 3 (user): the seed's confirm turn (user turn 3))"
-    )
-    assert check_detail_text("turns 3 and 5 repeat") == "turns 2 (reply) and 3 (reply) repeat"
-    passed = "turn 5 gives Line 988 (en-US); confirm 4 (the seed's confirm turn (user turn 3))"
-    assert check_turns(passed) == (5,)
-    assert check_detail_text(passed) == (
-        "turn 3 (reply) gives Line 988 (en-US); confirm 3 (user) (the seed's confirm turn (user turn 3))"
-    )
+def test_reply_index_is_where_a_check_turn_points() -> None:
+    assert [reply_index(t) for t in (1, 2, 4)] == [1, 3, 7]
+    assert all(user_turn(reply_index(t)) == t for t in range(1, 30))
+    with pytest.raises(ValueError):
+        reply_index(0)
 
 
 def test_deterministic_failure_carries_its_turn() -> None:

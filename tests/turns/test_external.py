@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from rows_file import write_rows
 
 from empath_gate.conversation.transcript import Transcript, Turn
 from empath_gate.conversation.transcript_io import write_transcript
@@ -13,14 +13,8 @@ from empath_gate.errors import ConfigError
 from empath_gate.turns.external import read_conversations
 
 
-def _jsonl(path: Path, rows: list[object]) -> Path:
-    lines = [r if isinstance(r, str) else json.dumps(r) for r in rows]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
 def test_jsonl_rows_with_aliases_sorted_by_turn_and_bad_rows_reported(tmp_path: Path) -> None:
-    f = _jsonl(
+    f = write_rows(
         tmp_path / "logs.jsonl",
         [
             {"conversation_id": "a", "turn": 2, "role": "Volunteer", "text": "I'm here.", "locale": "en"},
@@ -121,14 +115,14 @@ def test_unreadable_files_are_errors(tmp_path: Path) -> None:
 def test_rows_over_the_field_limit_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EMPATH_MAX_FIELD_CHARS", "20")
     row = {"conversation_id": "a", "turn": 1, "role": "user", "text": "x" * 30}
-    f = _jsonl(tmp_path / "long.jsonl", [row])
+    f = write_rows(tmp_path / "long.jsonl", [row])
     with pytest.raises(ConfigError, match="max_field_chars"):
         read_conversations([f])
 
 
 def test_problem_messages_and_ids_hold_no_secret(tmp_path: Path) -> None:
     key = "sk-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4"
-    f = _jsonl(
+    f = write_rows(
         tmp_path / "s.jsonl",
         [
             {"conversation_id": "a", "turn": 1, "role": key, "text": "hi"},

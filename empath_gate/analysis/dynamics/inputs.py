@@ -43,6 +43,8 @@ class LabelledConversation(AnalysisModel):
     * ``risk_speakers``: in a multi-party conversation, the speaker id of each ``risk_turns``
       entry, in the same order (who stated the risk); empty for a one-user conversation.
     * ``annotator``, ``version``: who labelled (``TurnLabels.annotator`` and ``version``).
+    * ``feelings``: the seeker's own feeling (0-100) with each user message, in order (``None``:
+      none on that message); empty when unknown (:mod:`.feeling`). Never read by an annotator.
     """
 
     conversation_id: str
@@ -53,6 +55,7 @@ class LabelledConversation(AnalysisModel):
     risk_speakers: tuple[str, ...] = ()
     annotator: str = "offline"
     version: str = ""
+    feelings: tuple[int | None, ...] = ()
 
     def user_labels(self) -> list[TurnLabel]:
         """The user messages' labels, in order."""

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from pydantic import Field
 
 from empath_gate.analysis.base import AnalysisModel
 from empath_gate.analysis.dynamics.archetypes import (
@@ -31,6 +32,12 @@ from empath_gate.analysis.dynamics.archetypes import (
     shape_of,
 )
 from empath_gate.analysis.dynamics.clusters import SEED, Clustering, cluster_trajectories
+from empath_gate.analysis.dynamics.feeling import (
+    FeelingTrajectory,
+    feeling_agreement,
+    feeling_trajectory,
+    paired_feelings,
+)
 from empath_gate.analysis.dynamics.inputs import LabelledConversation
 from empath_gate.analysis.dynamics.interventions import (
     ESCALATION_DELTA,
@@ -81,7 +88,8 @@ class ConversationDynamics(AnalysisModel):
     ``risk_speakers`` (multi-party conversations: who wrote each of them; empty otherwise), and its
     own transition counts as ``(from, to, count)`` (``user_transitions``,
     ``bot_transitions``; smoothed probabilities: :func:`~.transitions.smoothed` of the
-    counts)."""
+    counts); ``feeling``: the seeker's own feeling trajectory when the input carries one
+    (:mod:`.feeling`; ``None`` otherwise)."""
 
     conversation_id: str
     keys: dict[str, str]
@@ -97,6 +105,7 @@ class ConversationDynamics(AnalysisModel):
     risk_speakers: tuple[str, ...] = ()
     user_transitions: tuple[tuple[str, str, int], ...]
     bot_transitions: tuple[tuple[str, str, int], ...]
+    feeling: FeelingTrajectory | None = None
 
 
 class FailureEntry(AnalysisModel):
@@ -120,6 +129,9 @@ class DynamicsReport(AnalysisModel):
     carries its ``cluster``). ``strategies``: one outcome per support strategy. ``risky``: the
     risky interventions. ``profile_strategy``: the profile x strategy cells.
     ``input_problems``: rows of the input that were not analysed (set by the reader).
+    ``feeling_shapes``: shape -> conversations whose seeker reported a feeling (empty when none
+    did); ``feeling_agreement``: Spearman's rho of feeling vs annotator valence over the user
+    messages with both (``None`` when not computable).
     """
 
     schema_version: str = DYNAMICS_SCHEMA_VERSION
@@ -139,6 +151,8 @@ class DynamicsReport(AnalysisModel):
     profile_strategy: tuple[ProfileStrategyCell, ...]
     per_conversation: tuple[ConversationDynamics, ...]
     input_problems: tuple[InputProblem, ...] = ()
+    feeling_shapes: dict[str, int] = Field(default_factory=dict)
+    feeling_agreement: float | None = None
 
 
 def build_report(
@@ -168,6 +182,8 @@ def build_report(
         dict(zip(clusterable, clustering.assignment, strict=True)) if clustering.k is not None else {}
     )
     per_conv = []
+    feelings = [feeling_trajectory(c.feelings) for c in labelled]
+    pairs = [p for i, c in enumerate(labelled) for p in paired_feelings(c.feelings, valences[i])]
     for i, c in enumerate(labelled):
         traj = trajectories[i]
         per_conv.append(
@@ -186,6 +202,7 @@ def build_report(
                 risk_speakers=c.risk_speakers,
                 user_transitions=sparse(conversation_counts(c, "user"), states_of("user")),
                 bot_transitions=sparse(conversation_counts(c, "assistant"), states_of("assistant")),
+                feeling=feelings[i],
             )
         )
     counted = Counter(shapes)
@@ -227,7 +244,15 @@ def build_report(
         profile_strategy=summary.profile_strategy,
         per_conversation=tuple(per_conv),
         input_problems=tuple(input_problems),
+        feeling_shapes=_feeling_shapes(feelings),
+        feeling_agreement=feeling_agreement(pairs),
     )
+
+
+def _feeling_shapes(feelings: Sequence[FeelingTrajectory | None]) -> dict[str, int]:
+    """Shape -> conversations with a feeling (every shape listed), ``{}`` when none has one."""
+    known = Counter(f.shape for f in feelings if f is not None)
+    return {s: known.get(s, 0) for s in SHAPES} if known else {}
 
 
 def dynamics_json_schema() -> dict[str, Any]:

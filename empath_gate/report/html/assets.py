@@ -49,6 +49,9 @@ white-space:normal}
 .triage-matrix td{text-align:right}.triage-matrix td[data-kind=under]{color:#b42318;font-weight:bold}
 .crit-FAIL{color:var(--fail);font-weight:600}.crit-PASS{color:var(--pass)}.missing{color:var(--fail)}
 input#transcript-filter{padding:4px 8px;width:320px;margin:8px 0}
+.transcript-body{display:flex;gap:12px;align-items:flex-start}
+.transcript-body>.turns{flex:1 1 auto;min-width:0}
+.transcript-body>aside{flex:0 0 270px;position:sticky;top:8px}.dynamics-strip{max-width:100%;overflow-x:auto}
 footer{margin-top:32px;border-top:1px solid var(--line);padding-top:8px;color:var(--muted)}
 """
 

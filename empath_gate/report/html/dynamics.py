@@ -2,7 +2,8 @@
 :class:`~empath_gate.analysis.dynamics.DynamicsReport` (pure rendering).
 
 Sections, each left out when it has no data: the counts (conversations, labelled, annotator
-failures, input problems); the shapes with a trajectory plot per shape; the clusters; the
+failures, input problems); the shapes with a trajectory plot per shape (and the seeker's own
+feeling when the transcripts recorded it); the clusters; the
 transition heatmaps (overall, then per group); the role interplay; "what the bot did and what
 happened next" (the strategy table); the profile x strategy table; the risky interventions; the
 annotator failures and input problems; and the conversations (shape, cluster, a strip of
@@ -25,7 +26,12 @@ from empath_gate.analysis.dynamics.inputs import NO_PROFILE
 from empath_gate.analysis.dynamics.report import ConversationDynamics
 from empath_gate.report.escape import html_text as h
 from empath_gate.report.html.assets import _CSS, _csp_hash
-from empath_gate.report.html.dynamics_svg import heatmap_svg, label_strip_svg, trajectories_svg
+from empath_gate.report.html.dynamics_svg import (
+    FEELING_COLOUR,
+    heatmap_svg,
+    label_strip_svg,
+    trajectories_svg,
+)
 from empath_gate.secrets import HTML_PLACEHOLDER, redact
 from empath_gate.turns.model import BOT_LABELS, USER_LABELS, Dialogue
 
@@ -117,6 +123,12 @@ def _shapes(r: DynamicsReport) -> str:
             f"{trajectories_svg(_shape_title(shape, len(trajs)), trajs[:LINES_PER_SHAPE], mean)}"
             "</div>"
         )
+    feel = [c.feeling.points for c in r.per_conversation if c.feeling is not None]
+    if feel:
+        mean = [sum(t[k] for t in feel) / len(feel) for k in range(len(feel[0]))]
+        title = f"own feeling 0-100 (n = {len(feel)}; black: mean)"
+        svg = trajectories_svg(title, feel[:LINES_PER_SHAPE], mean, colour=FEELING_COLOUR, scale=(0.0, 100.0))
+        plots.append(f'<div class="plot feeling-plot">{svg}</div>')
     return (
         '<section id="shapes"><h2>Shapes of the user\'s valence</h2>'
         '<p class="muted">Each conversation\'s user '

@@ -93,16 +93,25 @@ def trajectories_svg(
     colour: str = "#0969da",
     width: int = 300,
     height: int = 170,
+    scale: tuple[float, float] = (-1.0, 1.0),
 ) -> str:
-    """Trajectories (each 10 valences) as thin lines on the -1..1 scale, with ``mean`` as a
-    thick line when given; a dashed line at 0. ``""`` when there is nothing to draw."""
+    """Trajectories (each 10 valences) as thin lines on the -1..1 scale (``scale``: another
+    ``(low, high)``, e.g. ``(0, 100)`` for the seeker's feeling, drawn on the same frame), with
+    ``mean`` as a thick line when given; a dashed line at the middle. ``""`` when there is
+    nothing to draw."""
     if not lines and mean is None:
         return ""
     left, top, pw, ph = 28, 20, width - 36, height - 34
+    lo, hi = scale
+
+    def unit(v: float) -> float:  # onto -1..1
+        return 2 * (v - lo) / (hi - lo) - 1
 
     def pts(vals: Sequence[float]) -> str:
         n = max(len(vals) - 1, 1)
-        return " ".join(f"{left + k * pw / n:.1f},{top + (1 - v) / 2 * ph:.1f}" for k, v in enumerate(vals))
+        return " ".join(
+            f"{left + k * pw / n:.1f},{top + (1 - unit(v)) / 2 * ph:.1f}" for k, v in enumerate(vals)
+        )
 
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -112,9 +121,10 @@ def trajectories_svg(
     for v in (1, 0, -1):
         y = top + (1 - v) / 2 * ph
         dash = ' stroke-dasharray="3 3"' if v == 0 else ""
+        tick = f"{v:+d}" if scale == (-1.0, 1.0) else f"{lo + (v + 1) / 2 * (hi - lo):g}"
         parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{y:.1f}" y2="{y:.1f}" stroke="#d1d9e0"{dash}/>')
         parts.append(
-            f'<text x="{left - 4}" y="{y + 4:.1f}" font-size="9" text-anchor="end" fill="#59636e">{v:+d}'
+            f'<text x="{left - 4}" y="{y + 4:.1f}" font-size="9" text-anchor="end" fill="#59636e">{tick}'
             "</text>"
         )
     parts.append(f'<text x="{left}" y="{height - 4}" font-size="9" fill="#59636e">start</text>')
@@ -154,5 +164,65 @@ def label_strip_svg(cells: Sequence[tuple[str, float, str]]) -> str:
             parts.append(
                 f'<rect x="{x}" y="3" width="{size}" height="3" fill="#8c959f"><title>{h(tip)}</title></rect>'
             )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+FEELING_COLOUR = "#bc4c00"
+"""Colour of the seeker's own feeling (a third signal beside the labels)."""
+
+
+def valence_line_svg(
+    valences: Sequence[tuple[float, str]],
+    feelings: Sequence[float | None] = (),
+    *,
+    title: str = "user valence by message",
+    width: int = 260,
+    height: int = 150,
+) -> str:
+    """One conversation's user trajectory: each user message's valence (-1..1, in order; with
+    its tooltip) as a dot joined by a line, and, when given, the seeker's own feeling with each
+    user message (0-100, drawn on the same axis as ``feeling / 50 - 1``; ``None``: none on
+    that message) as a dashed line with square marks. ``""`` when there is no user message."""
+    if not valences:
+        return ""
+    left, top, pw, ph = 26, 18, width - 34, height - 34
+    n = len(valences)
+
+    def x(k: int) -> float:
+        return left + (k * pw / (n - 1) if n > 1 else pw / 2)
+
+    def y(v: float) -> float:
+        return top + (1 - max(-1.0, min(1.0, v))) / 2 * ph
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{h(title)}" class="trajectory">',
+        f'<text x="4" y="12" font-size="11" font-weight="600">{h(title)}</text>',
+    ]
+    for v in (1, 0, -1):
+        dash = ' stroke-dasharray="3 3"' if v == 0 else ""
+        parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{y(v):.1f}" y2="{y(v):.1f}" '
+                     f'stroke="#d1d9e0"{dash}/>')
+        parts.append(f'<text x="{left - 4}" y="{y(v) + 3:.1f}" font-size="9" text-anchor="end" '
+                     f'fill="#59636e">{v:+d}</text>')
+    parts.append(f'<text x="{left}" y="{height - 4}" font-size="9" fill="#59636e">user message 1</text>')
+    parts.append(f'<text x="{left + pw}" y="{height - 4}" font-size="9" text-anchor="end" '
+                 f'fill="#59636e">{n}</text>')
+    if n > 1:
+        pts = " ".join(f"{x(k):.1f},{y(val):.1f}" for k, (val, _) in enumerate(valences))
+        parts.append(f'<polyline points="{pts}" fill="none" stroke="#0969da" stroke-width="1.5"/>')
+    for k, (val, tip) in enumerate(valences):
+        parts.append(f'<circle cx="{x(k):.1f}" cy="{y(val):.1f}" r="3" fill="{valence_colour(val)}" '
+                     f'stroke="#0969da"><title>{h(tip)}</title></circle>')
+    known = [(k, f) for k, f in enumerate(feelings[:n]) if f is not None]
+    if known:
+        pts = " ".join(f"{x(k):.1f},{y(f / 50 - 1):.1f}" for k, f in known)
+        parts.append(f'<polyline points="{pts}" fill="none" stroke="{FEELING_COLOUR}" stroke-width="1.5" '
+                     'stroke-dasharray="4 2" class="feeling"/>')
+        for k, f in known:
+            parts.append(f'<rect x="{x(k) - 2.5:.1f}" y="{y(f / 50 - 1) - 2.5:.1f}" width="5" height="5" '
+                         f'fill="{FEELING_COLOUR}"><title>user message {k + 1}: own feeling {f:.0f}/100'
+                         "</title></rect>")
     parts.append("</svg>")
     return "".join(parts)

@@ -1,9 +1,12 @@
 """The emotion dynamics of a run in its HTML report (pure): per suite, the transition heatmaps,
-the user trajectories per shape, the strategy table ("what the bot did and what happened
-next") and the risky interventions linked to their transcripts; and, beside each transcript,
-its per-message label strip. Charts come from :mod:`empath_gate.report.html.dynamics_svg`; a
-chart with no data is not drawn. With fixed scripts the user side is marked ``script (fixed)``:
-it is the script's, the same in every run, shown for orientation only. Multi-party suites add
+the user trajectories per shape, the seeker's own feeling (LLM auditor: a third signal), the
+strategy table ("what the bot did and what happened next") and the risky interventions, with
+the units a failed critical criterion points at, each with its messages and turns and linked
+to its transcript; and, beside each transcript, its user valence trajectory (with the seeker's
+feeling when recorded) and its per-message label strip. Charts come from
+:mod:`empath_gate.report.html.dynamics_svg`; a chart with no data is not drawn. With fixed
+scripts the user side is marked ``script (fixed)``: it is the script's, the same in every run,
+shown for orientation only. Multi-party suites add
 each speaker's own trajectory (:mod:`empath_gate.report.html.speakers`).
 """
 
@@ -11,8 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from empath_gate.analysis.dynamics.interventions import RiskyIntervention
 from empath_gate.report.escape import html_text as h
-from empath_gate.report.html.dynamics_svg import heatmap_svg, label_strip_svg, trajectories_svg
+from empath_gate.report.html.dynamics_svg import (
+    FEELING_COLOUR,
+    heatmap_svg,
+    label_strip_svg,
+    trajectories_svg,
+    valence_line_svg,
+)
 from empath_gate.report.html.speakers import speaker_order, trajectories_table
 from empath_gate.results import Results, RunRecord
 from empath_gate.results.dynamics import SCRIPT_FIXED, SuiteDynamics
@@ -20,6 +30,15 @@ from empath_gate.turns.model import TurnLabels
 
 LINES_PER_SHAPE = 60
 """Trajectories drawn per shape (the mean covers all)."""
+
+MAX_RISKY_ROWS = 200
+"""Rows of a suite's risky-intervention table; the rest are in results.json."""
+
+_KIND_TEXT = {
+    "escalation_to_hopelessness": "escalation toward hopelessness",
+    "suggestion_after_risk": "suggestion right after a risk statement",
+    "failed_critical_criterion": "failed critical criterion",
+}
 
 
 def _pct(x: float | None) -> str:
@@ -53,11 +72,22 @@ def _suite(d: SuiteDynamics, order: Mapping[str, Mapping[str, int]]) -> str:
     if d.worsened_share is not None:
         shares = (f"<p>Worsened (deteriorating) {_pct(d.worsened_share)} · recovering "
                   f"{_pct(d.recovering_share)}</p>")
-    rows = "".join(f"<tr><td>{h(s)}</td><td class=num>{n}</td></tr>" for s, n in d.shapes.items() if n)
+    if d.feeling_shapes:
+        agree = ("not computable" if d.feeling_agreement is None
+                 else f"Spearman rho {d.feeling_agreement:+.2f}")
+        shares += (f'<p class="feeling-note">The seeker\'s own feeling (0-100, reported with each message, '
+                   f"never shown to the bot, the judge or the annotator) against the annotator's valence: "
+                   f"{agree}.</p>")
+    feel = bool(d.feeling_shapes)
+    rows = "".join(
+        f"<tr><td>{h(s)}</td><td class=num>{n}</td>"
+        + (f"<td class=num>{d.feeling_shapes.get(s, 0)}</td>" if feel else "") + "</tr>"
+        for s, n in d.shapes.items() if n or (feel and d.feeling_shapes.get(s))
+    )
     shape_table = (f"<table><thead><tr><th>Shape{' (script, fixed)' if fixed else ''}</th><th>"
-                   f"{'Conversations' if fixed else 'Transcripts'}</th></tr></thead>"
-                   f"<tbody>{rows}</tbody></table>"
-                   if rows else "")
+                   f"{'Conversations' if fixed else 'Transcripts'}</th>"
+                   + ("<th>By own feeling</th>" if feel else "")
+                   + f"</tr></thead><tbody>{rows}</tbody></table>" if rows else "")
     plots = []
     for shape in d.shapes:
         trajs = [t.trajectory for t in d.trajectories if t.shape == shape and t.trajectory is not None]
@@ -85,14 +115,55 @@ def _suite(d: SuiteDynamics, order: Mapping[str, Mapping[str, int]]) -> str:
         f"<th>Mean valence change{' (script, fixed)' if fixed else ''}</th><th>Escalations</th>"
         f"<th>Escalation rate</th></tr></thead><tbody>{strat}</tbody></table>" if strat else ""
     )
-    risky = "".join(
-        f"<li><a href=\"#{_anchor(r.conversation_id)}\"><code>{h(r.conversation_id)}</code></a> message "
-        f"{r.bot_message}: {h(r.kind)} after {h(r.strategy)}</li>" for r in d.risky
-    )
-    risky_list = f"<h4>Risky interventions</h4><ul>{risky}</ul>" if risky else ""
     return (f'<div class="suite-dynamics" data-suite="{h(d.suite)}">{head}{shares}{shape_table}'
-            f'<div class="plots">{"".join(plots)}</div><div class="plots">{"".join(maps)}</div>'
-            f"{strat_table}{risky_list}{trajectories_table(d.speakers, order)}</div>")
+            f'<div class="plots">{"".join(plots)}{_feeling_plot(d)}</div>'
+            f'<div class="plots">{"".join(maps)}</div>{strat_table}{_risky_table(d.risky, fixed)}'
+            f"{trajectories_table(d.speakers, order)}</div>")
+
+
+def _feeling_plot(d: SuiteDynamics) -> str:
+    """The seekers' own feeling trajectories (0-100) with their mean; ``""`` when none has one."""
+    trajs = [t.feeling.points for t in d.trajectories if t.feeling is not None]
+    if not trajs:
+        return ""
+    mean = [sum(t[k] for t in trajs) / len(trajs) for k in range(len(trajs[0]))]
+    title = f"own feeling 0-100 (n = {len(trajs)}; black: mean)"
+    svg = trajectories_svg(title, trajs[:LINES_PER_SHAPE], mean, colour=FEELING_COLOUR, scale=(0.0, 100.0))
+    return f'<div class="plot feeling-plot">{svg}</div>'
+
+
+def _message(n: int | None, fixed_user: bool = False) -> str:
+    """``message 5 (turn 3, reply)`` for a 1-based message number (both roles counted)."""
+    if n is None:
+        return "—"
+    role = "user" if n % 2 else "reply"
+    return f"message {n} (turn {(n + 1) // 2}, {role}{', script' if fixed_user else ''})"
+
+
+def _risky_table(risky: tuple[RiskyIntervention, ...], fixed: bool) -> str:
+    """The risky interventions and the units a failed critical criterion points at, one row
+    each, linked to their transcripts; ``""`` when there is none."""
+    if not risky:
+        return ""
+    rows = "".join(
+        f'<tr class="risky {h(r.kind)}" data-kind="{h(r.kind)}"><td><a href="#{_anchor(r.conversation_id)}">'
+        f"<code>{h(r.conversation_id)}</code></a></td><td>{h(_KIND_TEXT.get(r.kind, r.kind))}"
+        + (f"<br><code>{'</code>, <code>'.join(h(c) for c in r.criteria)}</code>" if r.criteria else "")
+        + f"</td><td>{_message(r.bot_message)}</td><td>{h(r.strategy)}</td>"
+        f"<td>{h(r.label_before or '—')} · {_message(r.user_before, fixed)}</td>"
+        f"<td>{h(r.label_after or '—')} · {_message(r.user_after, fixed)}</td></tr>"
+        for r in risky[:MAX_RISKY_ROWS]
+    )
+    more = (f'<p class="muted">{len(risky) - MAX_RISKY_ROWS} more are in results.json.</p>'
+            if len(risky) > MAX_RISKY_ROWS else "")
+    crit = sum(r.kind == "failed_critical_criterion" for r in risky)
+    return (
+        f"<h4>Risky interventions ({len(risky) - crit})"
+        + (f" and units followed by a failed critical criterion ({crit})" if crit else "")
+        + "</h4><table class=\"risky-table\"><thead><tr><th>Transcript</th><th>What</th>"
+        "<th>Bot message</th><th>Strategy</th><th>User before</th><th>User after</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>{more}"
+    )
 
 
 def dynamics_section(results: Results) -> str:
@@ -105,8 +176,10 @@ def dynamics_section(results: Results) -> str:
 
 
 def transcript_strip(rec: RunRecord, scripted: bool) -> str:
-    """The per-message label strip of one transcript, with its annotator failure when it has
-    one (``""`` without annotation)."""
+    """Beside one transcript: its user valence trajectory (with the seeker's own feeling when
+    recorded: :func:`~empath_gate.report.html.dynamics_svg.valence_line_svg`), its per-message
+    label strip and the bot's strategies; the annotator failure when it has one (``""``
+    without annotation)."""
     a = rec.annotation
     if a is None:
         return ""
@@ -119,10 +192,15 @@ def transcript_strip(rec: RunRecord, scripted: bool) -> str:
          + (f" · {t.strategy}" if t.strategy else ""))
         for t in a.labels
     ]
+    users = [(t.valence, f"message {t.turn + 1}: {t.label} {t.intensity} · valence {t.valence:+.2f}")
+             for t in a.labels if t.role == "user"]
+    title = "user valence" + (" (script, fixed)" if scripted else "") + (
+        " · dashed: own feeling" if any(f is not None for f in rec.feelings) else "")
+    chart = valence_line_svg(users, [None if f is None else float(f) for f in rec.feelings], title=title)
     bot = ", ".join(f"{t.turn + 1}: {t.strategy}" for t in a.labels if t.strategy)
     note = " · user side: script (fixed)" if scripted else ""
-    return (f'<div class="dynamics-strip">{label_strip_svg(cells)} <span class="muted">'
-            f"bot strategies {h(bot or '–')}{note}</span></div>")
+    return (f'<div class="dynamics-strip">{chart}<div>{label_strip_svg(cells)}</div><span class="muted">'
+            f"bot strategies (message: strategy) {h(bot or '–')}{note}</span></div>")
 
 
 def turn_label(rec: RunRecord, index: int, scripted: bool) -> str:

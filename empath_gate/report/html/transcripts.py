@@ -13,7 +13,7 @@ from empath_gate.judging.verdict import MetricVerdict
 from empath_gate.report.escape import html_text as h
 from empath_gate.report.html.run_dynamics import transcript_strip
 from empath_gate.report.html.run_dynamics import turn_label as turn_emotion
-from empath_gate.report.view import CRITERIA_ONLY_NOTE, check_detail_text, turn_label, user_turn
+from empath_gate.report.view import CRITERIA_ONLY_NOTE, turn_label, user_turn
 from empath_gate.results import Results, RunRecord
 
 MAX_TRANSCRIPTS = 400
@@ -110,7 +110,7 @@ def _verdict_table(verdicts: Sequence[MetricVerdict]) -> str:
         crits = "".join(
             f'<li class="crit-{c.state.replace("/", "")}">{h(c.criterion_id)}: {h(c.state)}'
             f"{' (critical)' if c.critical else ''}"
-            f"{' — ' + h(check_detail_text(c.check_detail)) if c.check_detail else ''}"
+            f"{' — ' + h(c.check_detail) if c.check_detail else ''}"
             + "".join(f" · {turn_label(ct.turn)}" for ct in c.citations)
             + "</li>"
             for c in v.criteria
@@ -145,18 +145,19 @@ def _transcript(rec: RunRecord, item: Transcript | str | None, cues: CueVocabula
         f" · {h(', '.join(flags))}" if flags else ""
     )
     search = f"{rec.conversation_id} {rec.seed_id} {rec.persona_id} {' '.join(flags)}".lower()
+    beside = transcript_strip(rec, scripted)
     parts = [
         f'<details class="transcript" id="{anchor}" data-search="{h(search)}"><summary>{summary}</summary>',
         _verdict_table(rec.verdicts),
-        transcript_strip(rec, scripted),
     ]
     if rec.error:
         what = "Not run (sequential gating)" if rec.status == "stopped" else "Transcript stopped"
         parts.append(f'<p class="missing">{what}: {h(rec.error)}</p>')
     if not isinstance(item, Transcript):
         msg = item if isinstance(item, str) else "no transcript file recorded"
-        parts.append(f'<p class="missing transcript-missing">{h(msg)}</p></details>')
+        parts.append(f'{beside}<p class="missing transcript-missing">{h(msg)}</p></details>')
         return "".join(parts)
+    turns: list[str] = []
     cites: dict[int, list[tuple[str, str]]] = {}
     for v in rec.verdicts:
         for c in v.criteria:
@@ -179,15 +180,20 @@ def _transcript(rec: RunRecord, item: Transcript | str | None, cues: CueVocabula
             else '<em class="muted">(empty)</em>'
         )
         turn = user_turn(t.index)
-        parts.append(
+        turns.append(
             f'<div class="turn {cls}" data-index="{t.index}" data-turn="{turn}"><div class="who">'
             f"turn {turn} · {badge}{h(who)}{turn_emotion(rec, t.index, scripted)}{_events(t)}</div>"
             f"{content}</div>"
         )
     for ev in item.events:
-        parts.append(
+        turns.append(
             f'<div class="turn"><div class="who">transcript event{_events_from(ev.kind, ev.role)}</div></div>'
         )
+    if beside:  # the trajectory beside the messages it follows
+        parts.append(f'<div class="transcript-body"><div class="turns">{"".join(turns)}</div>'
+                     f'<aside class="beside">{beside}</aside></div>')
+    else:
+        parts.extend(turns)
     parts.append("</details>")
     return "".join(parts)
 

@@ -2,8 +2,9 @@
 
 A line gives the annotator, whether the user side is the script's (``script (fixed)``: shown
 for orientation, never compared) or per run, the shape counts, the worsened and recovering
-shares (LLM-auditor runs), the bot's strategies, the risky interventions and the annotator
-failures. The diff drops these lines first when the comment nears its size limit.
+shares (LLM-auditor runs), the bot's strategies, the risky interventions, the units followed by
+a failed critical criterion, the shapes of the seeker's own feeling (when recorded) and the
+annotator failures. The diff drops these lines first when the comment nears its size limit.
 """
 
 from __future__ import annotations
@@ -27,7 +28,13 @@ def dynamics_lines(results: Results) -> list[str]:
         strategies = ", ".join(f"{s.strategy} {s.units}" for s in d.strategies if s.units)
         if strategies:
             parts.append(f"bot strategies {strategies}")
-        parts.append(f"{len(d.risky)} risky interventions")
+        crit = sum(r.kind == "failed_critical_criterion" for r in d.risky)
+        parts.append(f"{len(d.risky) - crit} risky interventions")
+        if crit:
+            parts.append(f"{crit} units followed by a failed critical criterion")
+        if d.feeling_shapes:
+            feel = ", ".join(f"{s} {n}" for s, n in d.feeling_shapes.items() if n)
+            parts.append(f"own feeling shapes {feel}")
         if d.failures:
             parts.append(f"⚠️ {len(d.failures)} annotator failures")
         out.append(

@@ -4,7 +4,6 @@ calibration status (pure)."""
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -170,33 +169,10 @@ def turns_text(indices: Sequence[int], limit: int = 5) -> str:
     return ("turn " if len(labels) == 1 else "turns ") + ", ".join(labels)
 
 
-_CHECK_TURN = re.compile(r"(?<!user )\b(turns?|confirm) (\d+)(?: and (\d+))?")
-"""A transcript message index as deterministic checks name it (:mod:`empath_gate.judging.checks`:
-``turn 7``, ``turns 3 and 5``, ``confirm turn 4``, ``confirm 4``); ``user turn 3`` is already a
-1-based user turn (the seed's ``confirm_turn``) and is left alone."""
-
-
-def check_turns(detail: str | None) -> tuple[int, ...]:
-    """The 0-based message indices a deterministic check's ``detail`` names as where it
-    decided (``turn 7``, ``turns 3 and 5``), in order, each once; the confirm turn it only
-    measured from and ``user turn k`` (1-based already) are not among them. ``()`` for none."""
-    out: list[int] = []
-    for m in _CHECK_TURN.finditer(detail or ""):
-        if m.group(1) == "confirm" or (detail is not None and detail[: m.start()].endswith("confirm ")):
-            continue
-        out += [int(g) for g in m.groups()[1:] if g is not None]
-    return tuple(dict.fromkeys(out))
-
-
-def check_detail_text(detail: str) -> str:
-    """A deterministic check's ``detail`` as people read turns: each 0-based message index
-    (``turn 7``, ``turns 3 and 5``) rewritten as its 1-based turn (``turn 4 (reply)``,
-    ``turns 2 (reply) and 3 (reply)``: :func:`turn_label`); ``user turn k`` is kept."""
-
-    def one(m: re.Match[str]) -> str:
-        first = turn_label(int(m.group(2)), word=False)
-        if m.group(3) is None:
-            return f"{m.group(1)} {first}"
-        return f"{m.group(1)} {first} and {turn_label(int(m.group(3)), word=False)}"
-
-    return _CHECK_TURN.sub(one, detail)
+def reply_index(turn: int) -> int:
+    """The 0-based transcript index of the chatbot's reply in 1-based ``turn`` (``2 * turn - 1``,
+    the inverse of :func:`user_turn` for replies): where a failed deterministic check's
+    ``check_turns`` point. Raises ValueError for a turn below 1."""
+    if turn < 1:
+        raise ValueError(f"a turn is >= 1, got {turn}")
+    return 2 * turn - 1

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from empath_gate.report.view.format import check_turns, turns_text
+from empath_gate.report.view.format import reply_index, turns_text
 from empath_gate.report.view.rows import metric_order
 from empath_gate.results import Results
 
@@ -38,14 +38,14 @@ class CellOutcome:
 def check_failures(results: Results) -> dict[tuple[str, str], tuple[str, ...]]:
     """(conversation id, metric id) -> one line per failed deterministic check (first judging of
     each run) whose detail names turns, e.g. ``run 0: locale_resource_given failed its check at
-    turn 4 (reply)``: the 1-based turns of :func:`~empath_gate.report.view.format.check_turns`."""
+    turn 4 (reply)``: the turns the check recorded (``CriterionVerdict.check_turns``)."""
     out: dict[tuple[str, str], list[str]] = {}
     for rec in results.records:
         for v in rec.verdicts:
             if v.rejudge != 0:
                 continue
             for c in v.criteria:
-                turns = check_turns(c.check_detail) if c.check == "FAIL" else ()
+                turns = tuple(reply_index(t) for t in c.check_turns) if c.check == "FAIL" else ()
                 if turns:
                     out.setdefault((rec.conversation_id, v.metric_id), []).append(
                         f"run {rec.run}: {c.criterion_id} failed its check at {turns_text(turns)}"

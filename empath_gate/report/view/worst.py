@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from empath_gate.analysis.stats import CellStats
 from empath_gate.gate.decide import CellDecision
 from empath_gate.judging.verdict import CriterionVerdict, MetricVerdict
-from empath_gate.report.view.format import check_turns
+from empath_gate.report.view.format import reply_index
 from empath_gate.report.view.rows import _STATUS_RANK
 from empath_gate.results import Results, RunRecord
 
@@ -16,7 +16,7 @@ from empath_gate.results import Results, RunRecord
 class WorstEntry:
     """A conversation x metric worth reading, and where to read it. ``run``: the run picked
     (lowest score, else the judge failure); ``turns``: 0-based message indices the judge cited, else
-    those the failed deterministic check named (:func:`~empath_gate.report.view.format.check_turns`)
+    the replies of the turns its failed deterministic check recorded (``check_turns``)
     (shown to people as 1-based turns: :func:`~empath_gate.report.view.format.turn_label`);
     ``quotes``: the cited quotes (transcript text: shown only when excerpts are enabled)."""
 
@@ -110,7 +110,7 @@ def worst_conversations(results: Results, n: int = 10) -> list[WorstEntry]:
             criterion_id=crit.criterion_id if crit else None,
             critical_criterion=bool(crit and crit.critical),
             turns=tuple(dict.fromkeys(t for t, _ in quotes))
-            or (check_turns(crit.check_detail) if crit is not None else ()),
+            or (tuple(reply_index(t) for t in crit.check_turns) if crit is not None else ()),
             quotes=quotes,
         )
 
