@@ -27,8 +27,10 @@ def risk_timing(results: Results) -> tuple[SuiteRiskTiming, ...]:
             if r.suite == suite and r.risk is not None and r.status == "complete"
             and r.transcript_id not in unusable
         ]
+        speakers = {r.transcript_id: (r.speakers, r.risk_turns) for r in results.records
+                    if r.suite == suite and r.speakers}
         if rows:
-            out.append(suite_risk_timing(suite, rows))
+            out.append(suite_risk_timing(suite, rows, speakers))
     return tuple(out)
 
 
