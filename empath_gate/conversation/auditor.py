@@ -41,18 +41,24 @@ provider error after the client's retries, are infrastructure errors that end th
 
 from __future__ import annotations
 
-import hashlib
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from importlib import resources
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from empath_gate.conversation.auditor_multi_party import (
+    ADDRESS,
+    LANGUAGES,
+    MULTI_PARTY_TEMPLATE_VERSION,
+    multi_party_reminder,
+    render_multi_party_prompt,
+)
 from empath_gate.conversation.breaks import END_TOKEN, BreakReason, clean_reply, detect_break, reply_break
 from empath_gate.conversation.feeling import AuditorReply, split_auditor_reply
-from empath_gate.conversation.speakers import allowed_speakers, split_label
+from empath_gate.conversation.prompts import load_template
+from empath_gate.conversation.speakers import split_label
 from empath_gate.conversation.transcript import Event, Turn, Usage
 from empath_gate.errors import ProviderError
 from empath_gate.instrument.identity import script_for
@@ -73,11 +79,6 @@ replaces it (project choice: one reminder recovers most breaks; more rarely help
 NO_REPLY_TEXT = "(no reply)"
 """Shown to the auditor in place of an empty or filtered target reply."""
 
-LANGUAGES = {"es-MX": "Mexican Spanish (español de México)", "en-US": "US English"}
-ADDRESS = {
-    "tu": "Address the chatbot informally, with tú.",
-    "usted": "Address the chatbot formally, with usted.",
-}
 
 __all__ = [
     "END_TOKEN",
@@ -96,15 +97,9 @@ __all__ = [
 ]
 
 
-def _load_template(name: str = TEMPLATE_NAME) -> tuple[str, str]:
-    text = resources.files("empath_gate.conversation.prompts").joinpath(name).read_text(encoding="utf-8")
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
-    return text, f"{name.removesuffix('.md')}:{digest}"
-
-
-TEMPLATE, TEMPLATE_VERSION = _load_template()
+TEMPLATE, TEMPLATE_VERSION = load_template(TEMPLATE_NAME)
 """The auditor system-prompt template and its version (``auditor_v2:<sha256[:12]>``)."""
-VOICE_RULE, VOICE_TEMPLATE_VERSION = _load_template(VOICE_TEMPLATE_NAME)
+VOICE_RULE, VOICE_TEMPLATE_VERSION = load_template(VOICE_TEMPLATE_NAME)
 """The voice-suite rule line (``{{cues}}``: the declared tokens) and its version."""
 
 
@@ -114,11 +109,6 @@ def template_version(cues: Sequence[Cue] = (), seed: Seed | None = None) -> str:
     suite (``cues`` given); part of its cache key."""
     base = MULTI_PARTY_TEMPLATE_VERSION if seed is not None and seed.multi_party else TEMPLATE_VERSION
     return f"{base}+{VOICE_TEMPLATE_VERSION}" if cues else base
-MULTI_PARTY_TEMPLATE_NAME = "auditor_multi_party_v1.md"
-MULTI_PARTY_TEMPLATE, MULTI_PARTY_TEMPLATE_VERSION = _load_template(MULTI_PARTY_TEMPLATE_NAME)
-"""The system prompt of multi-party seeds (the auditor writes as each named participant, a
-``Name:`` label first) and its version, which keys those seeds' cached auditor replies."""
-
 
 
 ARC_START = "The messages below are the arc you follow"
@@ -236,38 +226,6 @@ class ScriptedAuditor(Auditor):
         return AuditorTurn(content=content, source="script", speaker=speaker, started_at=now, ended_at=now)
 
 
-def render_multi_party_prompt(seed: Seed, persona: Persona, *, turn: int, max_turns: int) -> str:
-    """The auditor's system prompt for user message ``turn`` (1-based) of a multi-party seed:
-    the participants (name, relation, minor), the persona's register as the shared voice, the
-    instruction, the script with each turn's writer, and who writes this message
-    (:func:`~empath_gate.conversation.speakers.allowed_speakers`)."""
-    address = seed.address_form or persona.address_form
-    minor = {"es-MX": "menor de edad", "en-US": "a minor"}.get(seed.locale, "a minor")
-    people = "\n".join(
-        f"- {p.name}: {p.relation}" + (f" ({minor})" if p.minor else "") for p in seed.participants
-    )
-    names = {p.id: p.name for p in seed.participants}
-    script = script_for(seed, persona)
-    pairs = zip(seed.speakers, script, strict=True)
-    lines = "\n".join(f"{i}. {names[who]}: {line}" for i, (who, line) in enumerate(pairs, 1))
-    allowed = allowed_speakers(seed, turn - 1)
-    values = {
-        "participants": people,
-        "language_style": persona.language_style,
-        "writing_style": persona.writing_style,
-        "instruction": seed.instruction,
-        "script": lines,
-        "language": LANGUAGES.get(seed.locale, seed.locale),
-        "address_form": ADDRESS.get(address or "", ""),
-        "example_label": names[allowed[0]],
-        "next_speakers": " or ".join(names[a] for a in allowed),
-        "turn": str(turn),
-        "max_turns": str(max_turns),
-        "end_token": END_TOKEN,
-    }
-    return re.sub(r"\{\{(\w+)\}\}", lambda m: values[m.group(1)], MULTI_PARTY_TEMPLATE)
-
-
 def render_prompt(
     seed: Seed, persona: Persona, *, turn: int, max_turns: int, cues: Sequence[Cue] = ()
 ) -> str:
@@ -334,13 +292,7 @@ def _reminder(
 ) -> str:
     language = LANGUAGES.get(seed.locale, seed.locale)
     if seed.multi_party:
-        names = " or ".join(seed.participant(a).name for a in allowed_speakers(seed, user_turn))
-        return (
-            f"(Your last answer could not be used ({reason.replace('_', ' ')}). Write only the next "
-            f"chat message of {names}: their name and a colon first, then their words in first person, "
-            f"in {language}, one person only, with no narration, brackets or notes — or exactly "
-            f"{END_TOKEN} to end.)"
-        )
+        return multi_party_reminder(seed, reason, user_turn)
     marks = (f"no narration or notes (of brackets, only the cue tokens {', '.join(c.token for c in cues)})"
              if cues else "no narration, brackets or notes")
     return (
