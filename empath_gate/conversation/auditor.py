@@ -6,7 +6,8 @@
 * :class:`LLMAuditor` asks a model, given the seed instruction, the persona and the locale, for
   the next user message in the persona's voice, or for the end token :data:`END_TOKEN`. Its
   system prompt is the versioned package resource ``prompts/auditor_v2.md``; it never sees
-  the judge's rubric, the seed's risk annotation or its metrics. In a voice suite (``cues``
+  the judge's rubric, the seed's risk annotation or its metrics (the prompt is rendered by
+  :mod:`empath_gate.conversation.auditor_prompt`). In a voice suite (``cues``
   given) the rule against brackets is replaced by ``prompts/auditor_voice_v1.md``: the
   auditor may write the declared cue tokens, and only those. A multi-party seed gets
   ``prompts/auditor_multi_party_v1.md`` instead: the auditor writes each message as one named
@@ -41,23 +42,27 @@ provider error after the client's retries, are infrastructure errors that end th
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from empath_gate.conversation.auditor_multi_party import (
-    ADDRESS,
-    LANGUAGES,
-    MULTI_PARTY_TEMPLATE_VERSION,
-    multi_party_reminder,
-    render_multi_party_prompt,
+from empath_gate.conversation.auditor_multi_party import LANGUAGES, multi_party_reminder
+from empath_gate.conversation.auditor_prompt import (
+    ARC_START,
+    NARRATION_RULE,
+    NO_REPLY_TEXT,
+    OPEN_ARC,
+    START_TEXT,
+    TEMPLATE,
+    TEMPLATE_VERSION,
+    auditor_messages,
+    render_prompt,
+    template_version,
 )
 from empath_gate.conversation.breaks import END_TOKEN, BreakReason, clean_reply, detect_break, reply_break
 from empath_gate.conversation.feeling import AuditorReply, split_auditor_reply
-from empath_gate.conversation.prompts import load_template
 from empath_gate.conversation.speakers import split_label
 from empath_gate.conversation.transcript import Event, Turn, Usage
 from empath_gate.errors import ProviderError
@@ -67,21 +72,19 @@ from empath_gate.llm.cache import Cache
 from empath_gate.llm.client import CacheStatus, Completion, complete, utc_now
 from empath_gate.settings import RoleSettings
 
-TEMPLATE_NAME = "auditor_v2.md"
-VOICE_TEMPLATE_NAME = "auditor_voice_v1.md"
-NARRATION_RULE = "- Do not describe actions or feelings from outside"
-"""The start of the template's rule line that a voice suite's rule replaces."""
-START_TEXT = "(The chat window opens. Write your first message.)"
-"""The opening user message of the auditor's own view of the dialogue (its prompt, not the target's)."""
 AUDITOR_RETRIES = 1
 """Further attempts, with a reminder, after an unusable auditor reply before the script's turn
 replaces it (project choice: one reminder recovers most breaks; more rarely help)."""
-NO_REPLY_TEXT = "(no reply)"
-"""Shown to the auditor in place of an empty or filtered target reply."""
 
 
 __all__ = [
+    "ARC_START",
     "END_TOKEN",
+    "NARRATION_RULE",
+    "NO_REPLY_TEXT",
+    "OPEN_ARC",
+    "START_TEXT",
+    "TEMPLATE",
     "TEMPLATE_VERSION",
     "Auditor",
     "AuditorFilteredError",
@@ -94,41 +97,9 @@ __all__ = [
     "make_auditor",
     "render_prompt",
     "reply_break",
+    "template_version",
 ]
 
-
-TEMPLATE, TEMPLATE_VERSION = load_template(TEMPLATE_NAME)
-"""The auditor system-prompt template and its version (``auditor_v2:<sha256[:12]>``)."""
-VOICE_RULE, VOICE_TEMPLATE_VERSION = load_template(VOICE_TEMPLATE_NAME)
-"""The voice-suite rule line (``{{cues}}``: the declared tokens) and its version."""
-
-
-def template_version(cues: Sequence[Cue] = (), seed: Seed | None = None) -> str:
-    """The version of the prompt an auditor gets: :data:`TEMPLATE_VERSION` (for a multi-party
-    ``seed`` :data:`MULTI_PARTY_TEMPLATE_VERSION`), plus :data:`VOICE_TEMPLATE_VERSION` in a voice
-    suite (``cues`` given); part of its cache key."""
-    base = MULTI_PARTY_TEMPLATE_VERSION if seed is not None and seed.multi_party else TEMPLATE_VERSION
-    return f"{base}+{VOICE_TEMPLATE_VERSION}" if cues else base
-
-
-ARC_START = "The messages below are the arc you follow"
-"""The first words of the template's paragraph that shows the seed's script (up to ``{{script}}``)."""
-OPEN_ARC = (
-    "There is no fixed arc: decide from your situation what you reveal and when, as this person "
-    "would, reacting to what the chatbot actually wrote."
-)
-"""What replaces that paragraph for a seed without a script (``auditor: llm``)."""
-
-
-def _template_for(seed: Seed) -> str:
-    """The template, with the script paragraph replaced by :data:`OPEN_ARC` when ``seed`` has
-    no script. Raises RuntimeError when the template no longer holds that paragraph."""
-    if seed.script:
-        return TEMPLATE
-    start, end = TEMPLATE.find(ARC_START), TEMPLATE.find("{{script}}")
-    if start < 0 or end < start:
-        raise RuntimeError(f"{TEMPLATE_NAME}: the script paragraph ({ARC_START!r} ...) is missing")
-    return TEMPLATE[:start] + OPEN_ARC + TEMPLATE[end + len("{{script}}"):]
 
 
 class AuditorFilteredError(ProviderError):
@@ -224,67 +195,6 @@ class ScriptedAuditor(Auditor):
         content = script[user_turn] if user_turn < len(script) else None
         speaker = seed.speakers[user_turn] if content is not None and seed.multi_party else None
         return AuditorTurn(content=content, source="script", speaker=speaker, started_at=now, ended_at=now)
-
-
-def render_prompt(
-    seed: Seed, persona: Persona, *, turn: int, max_turns: int, cues: Sequence[Cue] = ()
-) -> str:
-    """The auditor's system prompt for user message ``turn`` (1-based) of ``max_turns``: the
-    persona as the person who speaks, the seed's instruction as their situation, and the script
-    as they would say it (for a seed without a script, :data:`OPEN_ARC` instead). With ``cues``
-    (a voice suite) the rule against brackets becomes the voice rule listing the declared
-    tokens. A multi-party seed gets :func:`render_multi_party_prompt`."""
-    if seed.multi_party:
-        return render_multi_party_prompt(seed, persona, turn=turn, max_turns=max_turns)
-    address = seed.address_form or persona.address_form
-    values = {
-        "name": persona.name,
-        "age": str(persona.age),
-        "gender": persona.gender,
-        "background": persona.background,
-        "cultural_context": persona.cultural_context,
-        "socioeconomic_context": persona.socioeconomic_context,
-        "language_style": persona.language_style,
-        "writing_style": persona.writing_style,
-        "sample_phrases": "; ".join(f"“{p}”" for p in persona.sample_phrases),
-        "worst_case": ", ".join(b.replace("_", " ") for b in persona.worst_case) or "(none in particular)",
-        "instruction": seed.instruction,
-        "script": "\n".join(f"{i}. {line}" for i, line in enumerate(script_for(seed, persona), 1)),
-        "language": LANGUAGES.get(seed.locale, seed.locale),
-        "address_form": ADDRESS.get(address or "", ""),
-        "turn": str(turn),
-        "max_turns": str(max_turns),
-        "end_token": END_TOKEN,
-    }
-    template = _template_for(seed)
-    if cues:
-        lines = [VOICE_RULE.strip() if line.startswith(NARRATION_RULE) else line
-                 for line in template.split("\n")]
-        template = "\n".join(lines)
-        values["cues"] = ", ".join(c.token for c in cues)
-    return re.sub(r"\{\{(\w+)\}\}", lambda m: values[m.group(1)], template)
-
-
-def auditor_messages(
-    seed: Seed, persona: Persona, history: Sequence[Turn], *, turn: int, max_turns: int,
-    cues: Sequence[Cue] = (),
-) -> list[dict[str, str]]:
-    """The auditor's view: its system prompt, an opening cue, then the dialogue with roles
-    swapped (its own past messages as ``assistant``, with their ``Name:`` label in a multi-party
-    conversation; the target's replies as ``user``; an empty target reply shows as
-    :data:`NO_REPLY_TEXT`)."""
-    msgs = [
-        {"role": "system",
-         "content": render_prompt(seed, persona, turn=turn, max_turns=max_turns, cues=cues)},
-        {"role": "user", "content": START_TEXT},
-    ]
-    for t in history:
-        if t.role == "user":
-            label = f"{t.speaker.name}: " if t.speaker is not None else ""
-            msgs.append({"role": "assistant", "content": label + t.content})
-        else:
-            msgs.append({"role": "user", "content": t.content if t.content.strip() else NO_REPLY_TEXT})
-    return msgs
 
 
 def _reminder(
