@@ -92,6 +92,7 @@ def run_specs(
                     conversation_id=conv.conversation_id,
                     transcript_id=f"{conv.conversation_id}-r{run}",
                     cues=cues,
+                    behaviours=instrument.behaviours,
                 )
             )
     return specs

@@ -66,8 +66,10 @@ from empath_gate.conversation.feeling import AuditorReply, split_auditor_reply
 from empath_gate.conversation.speakers import split_label
 from empath_gate.conversation.transcript import Event, Turn, Usage
 from empath_gate.errors import ProviderError
+from empath_gate.instrument.behaviour_models import BehaviourSet
 from empath_gate.instrument.identity import script_for
 from empath_gate.instrument.models import Cue, Persona, Seed
+from empath_gate.instrument.variants import script_variant
 from empath_gate.llm.cache import Cache
 from empath_gate.llm.client import CacheStatus, Completion, complete, utc_now
 from empath_gate.settings import RoleSettings
@@ -166,14 +168,17 @@ class Auditor(ABC):
         call_seed: int | None,
         cache: Cache | None,
         cues: Sequence[Cue] = (),
+        behaviours: BehaviourSet | None = None,
     ) -> AuditorTurn:
         """The user message number ``user_turn`` (0-based) given the dialogue so far.
-        ``cues``: the declared cue tokens this conversation may carry (a voice suite's)."""
+        ``cues``: the declared cue tokens this conversation may carry (a voice suite's);
+        ``behaviours``: the instrument's behaviour controls (conduct text, scripted lines)."""
 
 
 class ScriptedAuditor(Auditor):
-    """Plays the seed's script as the persona says it (``{name}``/``{age}`` filled in,
-    :func:`~empath_gate.instrument.identity.script_for`); ends when the script is exhausted."""
+    """Plays the persona's variant of the seed's script (``{name}``/``{age}`` filled in; the
+    behaviours it emulates, :func:`~empath_gate.instrument.variants.script_variant`); ends when
+    the script is exhausted."""
 
     name = "scripted"
 
@@ -189,9 +194,10 @@ class ScriptedAuditor(Auditor):
         call_seed: int | None,
         cache: Cache | None,
         cues: Sequence[Cue] = (),
+        behaviours: BehaviourSet | None = None,
     ) -> AuditorTurn:
         now = utc_now()
-        script = script_for(seed, persona)
+        script = script_variant(seed, persona, behaviours).turns
         content = script[user_turn] if user_turn < len(script) else None
         speaker = seed.speakers[user_turn] if content is not None and seed.multi_party else None
         return AuditorTurn(content=content, source="script", speaker=speaker, started_at=now, ended_at=now)
@@ -238,8 +244,10 @@ class LLMAuditor(Auditor):
         call_seed: int | None,
         cache: Cache | None,
         cues: Sequence[Cue] = (),
+        behaviours: BehaviourSet | None = None,
     ) -> AuditorTurn:
-        base = auditor_messages(seed, persona, history, turn=user_turn + 1, max_turns=max_turns, cues=cues)
+        base = auditor_messages(seed, persona, history, turn=user_turn + 1, max_turns=max_turns, cues=cues,
+                                behaviours=behaviours)
         calls: list[Completion] = []
         bad: list[tuple[BreakReason, str]] = []  # (reason, excerpt) of each unusable reply
         started = utc_now()

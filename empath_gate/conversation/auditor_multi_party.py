@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import re
 
+from empath_gate.conversation.auditor_behaviours import behaviour_lines
 from empath_gate.conversation.breaks import END_TOKEN, BreakReason
 from empath_gate.conversation.prompts import load_template
 from empath_gate.conversation.speakers import allowed_speakers
+from empath_gate.instrument.behaviour_models import BehaviourSet
 from empath_gate.instrument.identity import script_for
 from empath_gate.instrument.models import Persona, Seed
 
@@ -31,11 +33,14 @@ MULTI_PARTY_TEMPLATE, MULTI_PARTY_TEMPLATE_VERSION = load_template(MULTI_PARTY_T
 ``Name:`` label first) and its version, which keys those seeds' cached auditor replies."""
 
 
-def render_multi_party_prompt(seed: Seed, persona: Persona, *, turn: int, max_turns: int) -> str:
+def render_multi_party_prompt(
+    seed: Seed, persona: Persona, *, turn: int, max_turns: int, behaviours: BehaviourSet | None = None
+) -> str:
     """The auditor's system prompt for user message ``turn`` (1-based) of a multi-party seed:
     the participants (name, relation, minor), the persona's register as the shared voice, the
     instruction, the script with each turn's writer, and who writes this message
-    (:func:`~empath_gate.conversation.speakers.allowed_speakers`)."""
+    (:func:`~empath_gate.conversation.speakers.allowed_speakers`); the behaviour controls of the
+    persona as the shared voice's conduct (``behaviours``, the instrument's)."""
     address = seed.address_form or persona.address_form
     minor = {"es-MX": "menor de edad", "en-US": "a minor"}.get(seed.locale, "a minor")
     people = "\n".join(
@@ -50,6 +55,7 @@ def render_multi_party_prompt(seed: Seed, persona: Persona, *, turn: int, max_tu
         "participants": people,
         "language_style": persona.language_style,
         "writing_style": persona.writing_style,
+        "behaviours": behaviour_lines(persona, seed.locale, behaviours),
         "instruction": seed.instruction,
         "script": lines,
         "language": LANGUAGES.get(seed.locale, seed.locale),

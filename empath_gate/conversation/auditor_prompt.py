@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from empath_gate.conversation.auditor_behaviours import behaviour_lines
 from empath_gate.conversation.auditor_multi_party import (
     ADDRESS,
     LANGUAGES,
@@ -22,6 +23,7 @@ from empath_gate.conversation.auditor_multi_party import (
 from empath_gate.conversation.breaks import END_TOKEN
 from empath_gate.conversation.prompts import load_template
 from empath_gate.conversation.transcript import Turn
+from empath_gate.instrument.behaviour_models import BehaviourSet
 from empath_gate.instrument.identity import script_for
 from empath_gate.instrument.models import Cue, Persona, Seed
 
@@ -69,15 +71,18 @@ def _template_for(seed: Seed) -> str:
 
 
 def render_prompt(
-    seed: Seed, persona: Persona, *, turn: int, max_turns: int, cues: Sequence[Cue] = ()
+    seed: Seed, persona: Persona, *, turn: int, max_turns: int, cues: Sequence[Cue] = (),
+    behaviours: BehaviourSet | None = None,
 ) -> str:
     """The auditor's system prompt for user message ``turn`` (1-based) of ``max_turns``: the
     persona as the person who speaks, the seed's instruction as their situation, and the script
     as they would say it (for a seed without a script, :data:`OPEN_ARC` instead). With ``cues``
     (a voice suite) the rule against brackets becomes the voice rule listing the declared
-    tokens. A multi-party seed gets :func:`render_multi_party_prompt`."""
+    tokens. ``behaviours`` (the instrument's): each behaviour control stated as the conduct of
+    the persona's level (:func:`~empath_gate.conversation.auditor_behaviours.behaviour_lines`;
+    without it, names and levels only). A multi-party seed gets :func:`render_multi_party_prompt`."""
     if seed.multi_party:
-        return render_multi_party_prompt(seed, persona, turn=turn, max_turns=max_turns)
+        return render_multi_party_prompt(seed, persona, turn=turn, max_turns=max_turns, behaviours=behaviours)
     address = seed.address_form or persona.address_form
     values = {
         "name": persona.name,
@@ -89,7 +94,7 @@ def render_prompt(
         "language_style": persona.language_style,
         "writing_style": persona.writing_style,
         "sample_phrases": "; ".join(f"“{p}”" for p in persona.sample_phrases),
-        "worst_case": ", ".join(b.replace("_", " ") for b in persona.worst_case) or "(none in particular)",
+        "behaviours": behaviour_lines(persona, seed.locale, behaviours),
         "instruction": seed.instruction,
         "script": "\n".join(f"{i}. {line}" for i, line in enumerate(script_for(seed, persona), 1)),
         "language": LANGUAGES.get(seed.locale, seed.locale),
@@ -109,15 +114,16 @@ def render_prompt(
 
 def auditor_messages(
     seed: Seed, persona: Persona, history: Sequence[Turn], *, turn: int, max_turns: int,
-    cues: Sequence[Cue] = (),
+    cues: Sequence[Cue] = (), behaviours: BehaviourSet | None = None,
 ) -> list[dict[str, str]]:
     """The auditor's view: its system prompt, an opening cue, then the dialogue with roles
     swapped (its own past messages as ``assistant``, with their ``Name:`` label in a multi-party
     conversation; the target's replies as ``user``; an empty target reply shows as
-    :data:`NO_REPLY_TEXT`)."""
+    :data:`NO_REPLY_TEXT`). ``behaviours``: as :func:`render_prompt` takes it."""
     msgs = [
         {"role": "system",
-         "content": render_prompt(seed, persona, turn=turn, max_turns=max_turns, cues=cues)},
+         "content": render_prompt(seed, persona, turn=turn, max_turns=max_turns, cues=cues,
+                                  behaviours=behaviours)},
         {"role": "user", "content": START_TEXT},
     ]
     for t in history:
