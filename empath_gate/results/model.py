@@ -1,6 +1,6 @@
 """The results document: one JSON file per run of a plan (or per shard), versioned by a JSON Schema.
 
-Layout (``RESULTS_SCHEMA_VERSION`` = "4")::
+Layout (``RESULTS_SCHEMA_VERSION`` = "5")::
 
     {
       "schema_version": "1",
@@ -30,6 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from empath_gate.analysis.adherence import BehaviourAdherence
 from empath_gate.analysis.detector import DetectorScores, LabelledDialogue
 from empath_gate.analysis.regression import RegressionReport
 from empath_gate.analysis.risk_timing import SuiteRiskTiming
@@ -44,12 +45,13 @@ from empath_gate.judging.verdict import MetricVerdict
 from empath_gate.results.dynamics import SuiteDynamics
 from empath_gate.turns.model import AnnotatorFailure, TurnLabels
 
-RESULTS_SCHEMA_VERSION = "4"
-READABLE_SCHEMA_VERSIONS: tuple[str, ...] = ("1", "2", "3", "4")
+RESULTS_SCHEMA_VERSION = "5"
+READABLE_SCHEMA_VERSIONS: tuple[str, ...] = ("1", "2", "3", "4", "5")
 """Versions every reader accepts: 1 lacks the gate inputs and suite checks (shown as not
 recorded); 1 and 2 lack the risk evidence, risk timing and detector figures, the per-turn
 annotations and the dynamics (shown as not recorded, no dynamics check); 1 to 3 lack the
-crisis levels (triage; not recorded)."""
+crisis levels (triage; not recorded); 1 to 4 lack the behaviour adherence proxies (not
+recorded)."""
 
 
 class _Model(BaseModel):
@@ -223,6 +225,12 @@ class RunRecord(_Model):
         default=None,
         description="the seed's crisis level and the target's (judging.triage_levels); None: not "
         "recorded (no crisis levels in the instrument, an unknown seed, or a file before schema 4)",
+    )
+    adherence: BehaviourAdherence | None = Field(
+        default=None,
+        description="the behaviour controls' adherence proxies beside the persona's levels "
+        "(analysis.adherence); None: not recorded (no behaviour set, an unknown seed or persona, "
+        "or a file before schema 5)",
     )
 
 
