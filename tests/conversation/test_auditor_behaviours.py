@@ -93,3 +93,11 @@ def test_the_scripted_auditor_plays_the_variant_and_keeps_the_alert_and_confirm_
     assert played[:-1] != list(script_variant(seed, persona, None).turns)  # the variant, not the script
     for k in variant.protected:
         assert played[k - 1] == script_variant(seed, persona, None).turns[k - 1]
+
+
+def test_every_run_spec_of_a_plan_carries_the_instrument_behaviours(shipped: Instrument) -> None:
+    from empath_gate.plan import build_plan
+    from empath_gate.runner import run_specs
+
+    specs = run_specs(build_plan(shipped, ["smoke"]), shipped)
+    assert specs and all(s.behaviours is not None and s.behaviours == shipped.behaviours for s in specs)
