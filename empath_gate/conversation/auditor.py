@@ -1,8 +1,10 @@
 """The auditor: who writes the user side of a conversation.
 
 * :class:`ScriptedAuditor` plays the seed's ``script`` in order (fixed-script mode: no model,
-  so a prompt change can be measured with the user side held constant) and ends the
-  conversation when the script is exhausted.
+  so a prompt change can be measured with the user side held constant), as the persona's
+  deterministic variant when it has behaviours the variant emulates
+  (:mod:`empath_gate.instrument.variants`), and ends the conversation when the script is
+  exhausted.
 * :class:`LLMAuditor` asks a model, given the seed instruction, the persona and the locale, for
   the next user message in the persona's voice, or for the end token :data:`END_TOKEN`. Its
   system prompt is the versioned package resource ``prompts/auditor_v2.md``; it never sees
