@@ -56,7 +56,8 @@ def _cells(runs: Sequence[BehaviourAdherence], scripted: bool) -> tuple[tuple[st
     if missing and first.script_disclosure_turn is not None:
         turn += f" ({missing} of {len(runs)} runs: not stated)"
     sources = sorted({a.mood_source for a in runs if a.mood_source is not None})
-    mood = _fmt(_mean([a.mood_reversals for a in runs])) + (f" from {'/'.join(sources)}" if sources else "")
+    mood = f"{_fmt(_mean([a.mood_reversals for a in runs]))} mood reversals" + (
+        f" from {'/'.join(sources)}" if sources else "")
     out = {
         "low_engagement": f"{chars} chars per turn (script {_fmt(first.script_mean_chars, 0)})",
         "resistance": f"{_fmt(_mean([a.pushback_turns for a in runs]))} pushback turns "
@@ -65,7 +66,7 @@ def _cells(runs: Sequence[BehaviourAdherence], scripted: bool) -> tuple[tuple[st
                                    f"(script {_fmt(first.script_disclosure_turn, 0)})"
         if first.script_disclosure_turn is not None or any(d is not None for d in disclosed)
         else "n/a (the explicit-risk patterns find no statement in the script)",
-        "emotional_volatility": f"{mood} mood reversals (script {first.script_mood_reversals})",
+        "emotional_volatility": f"{mood} (script {first.script_mood_reversals})",
         "rigid_negative_interpretation": NO_PROXY,
     }
     if scripted:
