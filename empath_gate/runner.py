@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from empath_gate.analysis.adherence import BehaviourAdherence
 from empath_gate.analysis.detector import LabelledDialogue
 from empath_gate.analysis.triage import TriagePair
 from empath_gate.judging.detector_labels import risk_event_count
@@ -111,6 +112,7 @@ def run_specs(
                     conversation_id=conv.conversation_id,
                     transcript_id=f"{conv.conversation_id}-r{run}",
                     cues=cues,
+                    behaviours=instrument.behaviours,
                 )
             )
     return specs
@@ -240,6 +242,41 @@ def triage_of(
     return triage_pair(transcript, seed, instrument.crisis_levels, verdicts)
 
 
+def adherence_of(transcript: Transcript, instrument: Instrument) -> BehaviourAdherence | None:
+    """The transcript's adherence proxies (:func:`empath_gate.analysis.adherence.adherence`): its
+    user turns and feelings against the seed's script, with the persona's levels and, for the
+    scripted auditor, the variant it played; None when the seed or persona is unknown, the
+    instrument has no behaviour set, or no ``explicit_risk`` patterns for the locale."""
+    from empath_gate.analysis.adherence import adherence, compile_patterns
+    from empath_gate.errors import SuiteError
+    from empath_gate.instrument.identity import script_for
+    from empath_gate.instrument.models import BEHAVIOURS
+    from empath_gate.instrument.variants import script_variant
+    from empath_gate.judging.checks import EXPLICIT_RISK_SET, patterns_for
+
+    behaviours = instrument.behaviours
+    try:
+        seed, persona = instrument.seed(transcript.seed_id), instrument.persona(transcript.persona_id)
+        explicit = patterns_for(instrument, EXPLICIT_RISK_SET, transcript.locale)
+    except (KeyError, SuiteError):
+        return None
+    if behaviours is None or transcript.locale not in behaviours.pushback_patterns:
+        return None
+    users = [t for t in transcript.turns if t.role == "user"]
+    variant = script_variant(seed, persona, behaviours)
+    mood = behaviours.mood_patterns[transcript.locale]
+    return adherence(
+        [t.content for t in users], [t.feeling_0_100 for t in users],
+        levels=dict(zip(BEHAVIOURS, persona.profile, strict=True)),
+        script=script_for(seed, persona),
+        confirm_turn=seed.risk.confirm_turn,
+        pushback=compile_patterns(behaviours.pushback_patterns[transcript.locale]),
+        mood_down=compile_patterns(mood.down), mood_up=compile_patterns(mood.up),
+        explicit_risk=explicit,
+        variant=variant.id if transcript.auditor == "scripted" else None,
+    )
+
+
 def risk_of(
     transcript: Transcript,
     verdicts: Sequence[MetricVerdict],
@@ -329,6 +366,7 @@ def execute(
         labels = labels_of(t, instrument, risk)
         rec = record_for(t, vs, path, ledger.scope_tally(t.transcript_id), risk, labels,
                          triage_of(t, instrument, vs))
+        rec = rec.model_copy(update={"adherence": adherence_of(t, instrument)})
         if t.transcript_id in risks:
             rec = rec.model_copy(update={"risk_turns": risks[t.transcript_id]})
         if t.transcript_id in stopped:

@@ -31,7 +31,9 @@ At most 50 notes are printed, then a count of the others.
 ``seeds_by_locale``, ``multi_party_seeds_by_locale`` (locale -> seeds with two or more
 ``participants``), ``personas_by_locale``, ``seeds_by_metric`` (id -> count),
 ``fixed_characters`` (seeds with a ``character``), ``llm_auditor_only_seeds`` (seeds with
-``auditor: llm``: no script), ``unspoken_seeds`` (suite id -> ids of the
+``auditor: llm``: no script), ``scripted_variants`` (seed x persona pairs some suite plays whose
+scripted variant differs from the script: :mod:`empath_gate.instrument.variant_checks`),
+``unspoken_seeds`` (suite id -> ids of the
 seeds it selects but cannot give a fitting persona; only suites that have some) and ``suites``
 (suite id -> ``{"seeds", "conversations", "items", "runs", "metrics", "personas"}``) and
 ``pairing_coverage`` (paired suite id -> one row per seed: ``seed_id``, ``cooperative``,
@@ -63,6 +65,7 @@ from empath_gate.instrument.loader import gc_paused, load_instrument, pyproject_
 from empath_gate.instrument.models import BEHAVIOURS, Instrument
 from empath_gate.instrument.pairing import coverage_notes, pairing_coverage
 from empath_gate.instrument.review import checklist_version, review_problems, unreviewed_notes
+from empath_gate.instrument.variant_checks import suite_variants
 from empath_gate.plan import plan_counts
 
 EXIT_OK = 0
@@ -111,6 +114,7 @@ def summary(instrument: Instrument) -> dict[str, Any]:
         "seeds_by_metric": seeds_by_metric(instrument),
         "fixed_characters": sum(1 for s in instrument.seeds if s.character is not None),
         "llm_auditor_only_seeds": sum(1 for s in instrument.seeds if s.auditor == "llm"),
+        "scripted_variants": len(suite_variants(instrument)),
         "unspoken_seeds": {k: list(v) for k, v in unspoken_seeds(instrument).items()},
         "suites": suites,
         "emotion_labels": None if instrument.emotions is None else {
@@ -143,6 +147,8 @@ def _text(data: dict[str, Any], notes: list[str]) -> str:
         f"  {data['personas']} personas ({data['worst_case_personas']} worst-case): "
         + ", ".join(f"{k} {v}" for k, v in data["personas_by_locale"].items())
         + f"; {data['fixed_characters']} seeds with a fixed character",
+        f"  scripted variants (behaviour levels >= 2): {data['scripted_variants']}, each checked against "
+        "the review rules",
         "  seeds per metric: " + ", ".join(f"{k} {v}" for k, v in data["seeds_by_metric"].items()),
         "  suites:",
     ]

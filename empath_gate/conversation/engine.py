@@ -186,7 +186,7 @@ class _Engine:
             at = await self.auditor.next_turn(
                 seed=spec.seed, persona=spec.persona, history=turns, user_turn=k,
                 max_turns=spec.max_turns, run=spec.run, call_seed=aseed, cache=self.cache,
-                cues=spec.cues,
+                cues=spec.cues, behaviours=spec.behaviours,
             )
             self._count_auditor(at)
             if at.content is None:

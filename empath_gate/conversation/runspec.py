@@ -13,6 +13,7 @@ import hashlib
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from empath_gate.instrument.behaviour_models import BehaviourSet
 from empath_gate.instrument.models import Cue, Persona, Seed
 
 
@@ -24,7 +25,7 @@ class RunSpec(BaseModel):
     (:meth:`build` makes them). The seed and persona must share a locale. ``cues``: in a
     ``voice: true`` suite, the instrument's cue vocabulary (the auditor may write those tokens
     and a target set to ``target_cues = "strip"`` receives user turns without them); empty
-    in every other suite."""
+    in every other suite. ``behaviours``: the instrument's behaviour controls."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -37,6 +38,10 @@ class RunSpec(BaseModel):
     transcript_id: str
     cues: tuple[Cue, ...] = Field(
         default=(), description="the declared cues this conversation may carry (a voice suite's)"
+    )
+    behaviours: BehaviourSet | None = Field(
+        default=None, description="the instrument's behaviour controls: the LLM auditor's conduct "
+        "text and the scripted auditor's variant lines (None: names and levels only, the script as written)",
     )
 
     @model_validator(mode="after")

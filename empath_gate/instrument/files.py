@@ -16,6 +16,7 @@ File kinds and where they live (relative to a suites directory)::
     suites.yaml              SuitesFile
     cues.yaml                CuesFile (shipped directory only; optional)
     crisis_levels.yaml       CrisisLevels (the triage levels; shipped directory only; optional)
+    behaviours.yaml          BehaviourSet (behaviour conduct and scripted lines; shipped only; optional)
     emotions.yaml            EmotionSet (the turn layer's label set; optional)
     lexicons/<locale>.yaml   Lexicon (the offline annotator's phrases; optional)
     ../thresholds.yaml       Thresholds
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from empath_gate.instrument.behaviour_models import BehaviourSet
 from empath_gate.instrument.crisis_levels import CrisisLevels
 from empath_gate.instrument.cues import Cue
 from empath_gate.instrument.emotion_models import EmotionSet, Lexicon
@@ -130,6 +132,7 @@ FILE_MODELS: dict[str, type[BaseModel]] = {
     "emotions": EmotionSet,
     "lexicons": Lexicon,
     "crisis_levels": CrisisLevels,
+    "behaviours": BehaviourSet,
 }
 """File kind -> the model of the whole file; the kind names the schema ``<kind>.schema.json``."""
 

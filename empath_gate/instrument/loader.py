@@ -43,6 +43,7 @@ from pathlib import Path
 
 from empath_gate.errors import ConfigError
 from empath_gate.instrument import crosscheck
+from empath_gate.instrument.behaviour_models import BehaviourSet
 from empath_gate.instrument.crisis_levels import CrisisLevels
 from empath_gate.instrument.cue_checks import check_cues
 from empath_gate.instrument.emotion_models import EmotionSet, Lexicon
@@ -192,16 +193,18 @@ def _read_layers(layers: Sequence[tuple[Path, bool]], read: ReadState, problems:
 
 
 def _read_turn_layer_file(path: Path, kind: str, read: ReadState, problems: Problems) -> None:
-    """Read ``emotions.yaml``, ``crisis_levels.yaml`` or one ``lexicons/<locale>.yaml`` into
-    ``read`` (a second lexicon of the same locale is a problem)."""
-    models: dict[str, type[EmotionSet] | type[Lexicon] | type[CrisisLevels]] = {
-        "emotions": EmotionSet, "crisis_levels": CrisisLevels,
+    """Read ``emotions.yaml``, ``crisis_levels.yaml``, ``behaviours.yaml`` or one
+    ``lexicons/<locale>.yaml`` into ``read`` (a second lexicon of the same locale is a problem)."""
+    models: dict[str, type[EmotionSet] | type[Lexicon] | type[CrisisLevels] | type[BehaviourSet]] = {
+        "emotions": EmotionSet, "crisis_levels": CrisisLevels, "behaviours": BehaviourSet,
     }
     got = read_whole_file(path, kind, models.get(kind, Lexicon), problems)
     if got is None:
         return
     if isinstance(got[0], CrisisLevels):
         read.crisis_levels = got[0]
+    elif isinstance(got[0], BehaviourSet):
+        read.behaviours = got[0]
     elif isinstance(got[0], EmotionSet):
         read.emotions = got[0]
     elif isinstance(got[0], Lexicon):
@@ -257,6 +260,7 @@ def _assemble(read: ReadState, problems: Problems, folders: Sequence[Path], toda
         cues=tuple(read.models("cues")),
         emotions=read.emotions,
         crisis_levels=read.crisis_levels,
+        behaviours=read.behaviours,
         lexicons=tuple(lex for lex, _ in read.lexicons),
         sources=tuple(str(f) for f in folders),
     )

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from empath_gate.instrument.behaviour_models import BehaviourSet
 from empath_gate.instrument.crisis_levels import CrisisLevels
 from empath_gate.instrument.cues import Cue, CueVocabulary
 from empath_gate.instrument.emotion_models import EmotionSet, Lexicon
@@ -100,6 +101,9 @@ class Instrument(Frozen):
     emotions: EmotionSet | None = Field(default=None, description="the turn label set (emotions.yaml)")
     crisis_levels: CrisisLevels | None = Field(
         default=None, description="the triage levels and the seed risk-level mapping (crisis_levels.yaml)"
+    )
+    behaviours: BehaviourSet | None = Field(
+        default=None, description="the behaviour controls' conduct and scripted lines (behaviours.yaml)"
     )
     lexicons: tuple[Lexicon, ...] = Field(default=(), description="offline lexicons, one per locale")
     sources: tuple[str, ...] = Field(default=(), description="directories the instrument was read from")

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from pydantic import ValidationError as ModelError
 
 from empath_gate.bounded import InputLimitError
+from empath_gate.instrument.behaviour_models import BehaviourSet
 from empath_gate.instrument.crisis_levels import CrisisLevels
 from empath_gate.instrument.diagnostics import did_you_mean, model_diagnostics, schema_diagnostics
 from empath_gate.instrument.emotion_models import EmotionSet, Lexicon
@@ -35,6 +36,7 @@ BASE_FILES: dict[str, str] = {
     "suites.yaml": "suites",
     "emotions.yaml": "emotions",
     "crisis_levels.yaml": "crisis_levels",
+    "behaviours.yaml": "behaviours",
 }
 """Single files of the shipped suites directory -> file kind."""
 
@@ -52,9 +54,9 @@ BASE_DIRS: dict[str, str] = {"metrics": "metrics", "personas": "personas", "seed
 LAYER_DIRS: dict[str, str] = {"personas": "personas", "seeds": "seeds"}
 REQUIRED_BASE_KINDS: tuple[str, ...] = ("instrument", "metrics", "patterns", "resources", "personas",
                                         "seeds", "suites")
-OPTIONAL_BASE_KINDS: tuple[str, ...] = ("emotions", "lexicons", "crisis_levels")
-"""The turn layer's files and the crisis levels: read when the shipped directory has them,
-never from a team layer."""
+OPTIONAL_BASE_KINDS: tuple[str, ...] = ("emotions", "lexicons", "crisis_levels", "behaviours")
+"""The turn layer's files, the crisis levels and the behaviour controls: read when the shipped
+directory has them, never from a team layer."""
 _YAML_SUFFIXES = (".yaml", ".yml")
 
 
@@ -81,6 +83,7 @@ class ReadState:
     waivers_doc: YamlDocument | None = None
     emotions: EmotionSet | None = None
     crisis_levels: CrisisLevels | None = None
+    behaviours: BehaviourSet | None = None
     lexicons: list[tuple[Lexicon, YamlDocument]] = field(default_factory=list)
 
     def models(self, kind: str) -> list[Any]:

@@ -18,6 +18,8 @@ natural language) stays with the reviewers.
 * :func:`cue_problems`: a risky voice seed carries a cue between its alert and confirm turns
   (part of the risk is heard), and its confirm turn states the risk in words (a cue alone
   never confirms) (REVIEW.md section 12).
+* :func:`~empath_gate.instrument.variant_checks.variant_problems`: every scripted variant a suite
+  plays keeps the alert and confirm turns and the rules above (``suites/behaviours.yaml``).
 * :func:`multi_party_problems`: a multi-party seed carries the ``multi-party`` tag, every
   participant writes a turn, and one with a minor or an abuse category states its risk turns
   when its level is not ``none`` (REVIEW.md section 13).
@@ -280,6 +282,9 @@ def review_problems(instrument: Instrument, *, checklist: str | None = None) -> 
     out += near_duplicate_problems(instrument.seeds)
     out += cue_problems(instrument.seeds, instrument.cue_vocabulary())
     out += multi_party_problems(instrument.seeds)
+    from empath_gate.instrument.variant_checks import variant_problems  # it imports this module
+
+    out += variant_problems(instrument)
     if checklist is not None:
         out += review_field_problems(instrument.seeds, checklist)
     return out

@@ -265,7 +265,8 @@ class Persona(Frozen):
     """A simulated help-seeker: who they are and how they write.
 
     The auditor prompt shows the person (name, age, gender, background, cultural and economic
-    context, voice, sample phrases, worst-case behaviours); ``situation``, ``emotional_state``,
+    context, voice, sample phrases, and each behaviour control as the conduct of its level,
+    ``suites/behaviours.yaml``); ``situation``, ``emotional_state``,
     ``risk_factors`` and ``follow_up_topics`` describe the persona's own story for reviewers and
     are not shown, because a seed fixes the situation. ``speaks_as`` and ``roles`` are matched
     against a seed's ``speaker``; a ``reserved`` persona is a seed's fixed character and speaks

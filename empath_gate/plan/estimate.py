@@ -92,7 +92,7 @@ def _conversation(
 ) -> tuple[_Tally, _Tally, _Tally]:
     """(target, auditor, judge) calls and tokens of one run of ``conv`` (see :func:`estimate`)."""
     from empath_gate.conversation.auditor import AUDITOR_RETRIES, START_TEXT, render_prompt
-    from empath_gate.instrument.identity import script_for
+    from empath_gate.instrument.variants import script_variant
     from empath_gate.judging.judge_call import (
         MAX_REASKS,
         TRUNCATION_RETRY_FACTOR,
@@ -105,7 +105,7 @@ def _conversation(
 
     s = profile.settings
     seed, persona = instrument.seed(conv.seed_id), instrument.persona(conv.persona_id)
-    script = script_for(seed, persona)
+    script = script_variant(seed, persona, instrument.behaviours).turns  # the script, as the persona says it
     users = list(script[: conv.max_turns]) if script else [UNSCRIPTED_USER_TURN] * conv.max_turns
     user_tokens = [count_tokens(u) + OVER for u in users]
     target, auditor, judge = _Tally(), _Tally(), _Tally()
@@ -114,7 +114,8 @@ def _conversation(
         target.prompt += (system + OVER if system else 0) + history + u
         target.completion += reply
         if not profile.scripted_auditor:
-            auditor.prompt += count_tokens(render_prompt(seed, persona, turn=k + 1, max_turns=conv.max_turns))
+            auditor.prompt += count_tokens(render_prompt(seed, persona, turn=k + 1, max_turns=conv.max_turns,
+                                                         behaviours=instrument.behaviours))
             auditor.prompt += count_tokens(START_TEXT) + 2 * OVER + history
             auditor.completion += u - OVER + FEELING_WRAPPER_TOKENS
         history += u + reply + OVER
@@ -125,7 +126,8 @@ def _conversation(
         auditor.max_calls = (1 + AUDITOR_RETRIES) * conv.max_turns
         if ends:
             turn = len(users) + 1
-            auditor.prompt += count_tokens(render_prompt(seed, persona, turn=turn, max_turns=conv.max_turns))
+            auditor.prompt += count_tokens(render_prompt(seed, persona, turn=turn, max_turns=conv.max_turns,
+                                                         behaviours=instrument.behaviours))
             auditor.prompt += count_tokens(START_TEXT) + 2 * OVER + history
             auditor.completion += END_TOKENS
     if not profile.criteria_only and s.judge.model and conv.metric_ids:

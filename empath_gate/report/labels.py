@@ -58,3 +58,12 @@ def instrument_cues() -> tuple[Cue, ...]:
     process; ``()`` when it cannot be loaded (cue tokens are then shown as text)."""
     inst = _shipped()
     return inst.cues if inst is not None else ()
+
+
+def behaviour_labels() -> dict[str, str]:
+    """Behaviour control id -> its en-US display label from the shipped instrument's
+    ``behaviours.yaml``; ``{}`` when it cannot be loaded or has none (ids are then shown)."""
+    inst = _shipped()
+    if inst is None or inst.behaviours is None:
+        return {}
+    return {b.id: b.label("en-US") for b in inst.behaviours.behaviours}

@@ -30,6 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from empath_gate.analysis.adherence import BehaviourAdherence
 from empath_gate.analysis.detector import DetectorScores, LabelledDialogue
 from empath_gate.analysis.regression import RegressionReport
 from empath_gate.analysis.risk_timing import SuiteRiskTiming
@@ -52,7 +53,7 @@ recorded); 1 and 2 lack the risk evidence, risk timing and detector figures, the
 annotations and the dynamics (shown as not recorded, no dynamics check); 1 to 3 lack the
 crisis levels (triage; not recorded); 1 to 4 lack the speakers of multi-party records and the
 per-speaker dynamics and risk timing (none shown; ``rejudge`` restores them from the
-transcripts)."""
+transcripts) and the behaviour adherence proxies (not recorded)."""
 
 
 class _Model(BaseModel):
@@ -238,6 +239,12 @@ class RunRecord(_Model):
     speakers: tuple[SpeakerRef, ...] = Field(
         default=(), description="multi-party transcripts: the speaker of each user turn, in order "
         "(per-speaker dynamics and risk timing); empty for one user and in older files",
+    )
+    adherence: BehaviourAdherence | None = Field(
+        default=None,
+        description="the behaviour controls' adherence proxies beside the persona's levels "
+        "(analysis.adherence); None: not recorded (no behaviour set, an unknown seed or persona, "
+        "or a file before schema 5)",
     )
 
 

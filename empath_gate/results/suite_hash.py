@@ -45,14 +45,13 @@ def seed_hash_value(seed: Seed) -> dict[str, Any]:
     return data
 
 
-LATER_FIELDS: dict[str, tuple[str, ...]] = {"metric": ("family",), "persona": ()}
-"""Fields added after instrument 1.2.0 that enter a part's hash only when set (not ``None``), so
-the hashes of unchanged metrics stay those older results recorded."""
+LATER_FIELDS: dict[str, tuple[str, ...]] = {"metric": ("family",), "persona": ("behaviours",)}
+"""Fields added after instrument 1.2.0 that enter a part's hash only when set (not ``None``, not
+empty), so the hashes of unchanged metrics and personas stay those older results recorded."""
 
-UNHASHED_FIELDS: dict[str, tuple[str, ...]] = {"metric": (), "persona": ("behaviours",)}
-"""Fields left out of a part's hash: a persona's behaviour levels are not shown to the auditor
-(its prompt shows the ``worst_case`` names, which are hashed); they only choose whom a paired
-suite runs, which the ``conversations`` part already covers."""
+UNHASHED_FIELDS: dict[str, tuple[str, ...]] = {"metric": (), "persona": ()}
+"""Fields left out of a part's hash (none now: a persona's behaviour levels became conduct in
+the auditor's prompt and shape the scripted auditor's variant, so they are hashed)."""
 
 
 def _part_dump(kind: str, model: Any) -> dict[str, Any]:
@@ -62,7 +61,7 @@ def _part_dump(kind: str, model: Any) -> dict[str, Any]:
     for name in UNHASHED_FIELDS[kind]:
         dump.pop(name, None)
     for name in LATER_FIELDS[kind]:
-        if dump.get(name) is None:
+        if dump.get(name) in (None, {}, []):
             dump.pop(name, None)
     return dump
 

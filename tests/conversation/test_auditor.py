@@ -9,7 +9,7 @@ import pytest
 from conv_support import AUDITOR, SCRIPT_EN, SCRIPT_ES, TARGET, make_persona, make_seed, model_settings, specs
 
 from empath_gate import bounded
-from empath_gate.conversation import auditor as auditor_mod
+from empath_gate.conversation import auditor_prompt as prompt_mod
 from empath_gate.conversation.auditor import (
     END_TOKEN,
     TEMPLATE_VERSION,
@@ -219,7 +219,7 @@ def test_template_version_is_part_of_the_key(
     fake_openai.on(TARGET, "ok")
     settings = model_settings(fake_openai, tmp_path, auditor=True)
     generate_sync(specs(1, 1, max_turns=1), settings=settings)
-    monkeypatch.setattr(auditor_mod, "TEMPLATE_VERSION", "auditor_v2:000000000000")
+    monkeypatch.setattr(prompt_mod, "TEMPLATE_VERSION", "auditor_v2:000000000000")
     generate_sync(specs(1, 1, max_turns=1), settings=settings)
     assert [r.model for r in fake_openai.requests] == [AUDITOR, TARGET, AUDITOR]  # target reply cached
 

@@ -19,7 +19,8 @@ from empath_gate.resources import shipped_suites_dir, shipped_thresholds
 def shipped_files() -> list[tuple[str, Path]]:
     root = shipped_suites_dir()
     files = [(p.stem, p) for p in sorted(root.glob("*.yaml")) if p.stem in
-             ("instrument", "patterns", "resources", "suites", "cues", "emotions", "crisis_levels")]
+             ("instrument", "patterns", "resources", "suites", "cues", "emotions", "crisis_levels",
+              "behaviours")]
     files += [(d, p) for d in ("metrics", "personas", "seeds", "lexicons")
               for p in sorted((root / d).glob("*.yaml"))]
     return [*files, ("thresholds", shipped_thresholds())]

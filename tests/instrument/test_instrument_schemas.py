@@ -41,14 +41,14 @@ def test_only_the_expected_schema_files_ship() -> None:
     assert names == sorted(f"{k}.schema.json" for k in SCHEMA_KINDS)
     assert set(SCHEMA_KINDS) == {"instrument", "metrics", "patterns", "resources", "personas", "seeds",
                                  "suites", "thresholds", "waivers", "cues", "emotions", "lexicons",
-                                 "crisis_levels"}
+                                 "crisis_levels", "behaviours"}
 
 
 def test_yaml_files_point_to_their_schema() -> None:
     """Every shipped YAML file names an existing schema of its kind in its first line."""
     kinds = {"instrument.yaml": "instrument", "patterns.yaml": "patterns", "resources.yaml": "resources",
              "suites.yaml": "suites", "metrics": "metrics", "personas": "personas", "seeds": "seeds",
-             "emotions.yaml": "emotions", "lexicons": "lexicons"}
+             "emotions.yaml": "emotions", "lexicons": "lexicons", "behaviours.yaml": "behaviours"}
     files = [REPO / "thresholds.yaml", *sorted((REPO / "suites").rglob("*.yaml"))]
     checked = 0
     for path in files:

@@ -9,6 +9,7 @@ from pathlib import Path
 from empath_gate.conversation.transcript import Transcript
 from empath_gate.instrument.cues import Cue, CueVocabulary
 from empath_gate.report.escape import html_text as h
+from empath_gate.report.html.adherence import adherence_section
 from empath_gate.report.html.assets import _CSS, _JS, _csp_hash
 from empath_gate.report.html.detail import _reliability, _retest, _waivers, _worst
 from empath_gate.report.html.gap import gap_section
@@ -67,6 +68,7 @@ def render_html(
         _dimensions(rows, metric_labels),
         _metrics(results, baseline, rows, metric_labels, min_runs or {}),
         gap_section(results, metric_labels),
+        adherence_section(results),  # beside the gap: whether the auditor played the profiles
         timing_section(results),  # one row per risk transcript: after the verdict tables
         triage_section(results),
         _waivers(results),
