@@ -147,6 +147,7 @@ def run_plan(
         transcripts_dir=setup.transcripts_dir,
         progress=progress,
         relative_to=setup.results_path.parent,
+        judge_batch_state=setup.settings.judge_batch_state,
     )
 
 
