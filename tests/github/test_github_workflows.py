@@ -302,8 +302,10 @@ def test_the_nightly_shows_batch_judging_in_two_jobs() -> None:
     assert "--judge-batch submit" in runs["judge-batch-submit"]
     assert "--judge-batch collect" in runs["judge-batch-collect"]
     assert "--judge-batch" not in runs["nightly"]
-    [upload] = [s for s in submit["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
-    [download] = [s for s in collect["steps"] if str(s.get("uses", "")).startswith("actions/download-artifact@")]
+    def uses(job: dict[str, Any], action: str) -> list[dict[str, Any]]:
+        return [s for s in job["steps"] if str(s.get("uses", "")).startswith(f"actions/{action}@")]
+
+    [upload], [download] = uses(submit, "upload-artifact"), uses(collect, "download-artifact")
     assert download["with"]["name"] == upload["with"]["name"]
     kept = upload["with"]["path"]
     assert results_dir.startswith(kept) and cache.startswith(kept), "state file, transcripts and cache kept"
