@@ -20,6 +20,7 @@ judging pass.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -152,6 +153,9 @@ async def batch_pass(settings: Settings, state_file: Path,
         yield BatchPass(session=None, state_file=state_file)
         return
     _check(settings, state_file)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        raise ConfigError("--empath-judge-batch runs in one process: every pytest-xdist worker would write "
+                          "the same state file; run it without -n")
     state = read_state(state_file)
     if state is not None and state.judge_model != settings.judge.model:
         raise ConfigError(f"{state_file}: its batches were submitted for the judge {state.judge_model}, not "

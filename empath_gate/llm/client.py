@@ -48,19 +48,8 @@ from empath_gate.settings import RoleSettings
 Role = Literal["target", "auditor", "judge"]
 
 __all__ = [
-    "CacheStatus",
-    "ChatFn",
-    "Completion",
-    "Role",
-    "UsableFn",
-    "backoff_delay",
-    "complete",
-    "estimate_cost",
-    "litellm_module",
-    "register_chat_provider",
-    "supports_json_schema",
-    "usable_by_default",
-    "utc_now",
+    "CacheStatus", "ChatFn", "Completion", "Role", "UsableFn", "backoff_delay", "complete", "estimate_cost",
+    "litellm_module", "register_chat_provider", "supports_json_schema", "usable_by_default", "utc_now",
 ]
 
 def utc_now() -> str:
