@@ -20,7 +20,8 @@ row runs in a fresh child process, so its CPU time (user + system, every thread)
 Printed per row: wall time, its ratio to the ideal (calls x latency / concurrency) and to the
 per-transcript sequencing bound (ceil(transcripts / concurrency) x turns x latency), client CPU
 per call (the child's CPU time / the calls the server received), and the calls. ``--repeat``
-runs every row that many times, interleaved, and tabulates each row's median by CPU time.
+runs every row that many times, interleaved, and tabulates each row's median wall time and median
+CPU per call (every repeat is listed too).
 
 Run: ``python bench/compare_peers.py`` (about 2 minutes plus Inspect AI's install);
 ``--transcripts``, ``--concurrency``, ``--latency``, ``--repeat`` vary it.
@@ -29,11 +30,11 @@ Run: ``python bench/compare_peers.py`` (about 2 minutes plus Inspect AI's instal
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import math
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -143,7 +144,8 @@ def main() -> None:
     bound = math.ceil(n / conc) * TURNS * lat
     print(f"peers side by side: {n} transcripts x {TURNS} turns = {calls} calls, concurrency {conc}, "
           f"fake server latency {lat:g} s, {os.cpu_count()} CPUs")
-    print(f"ideal (calls x latency / concurrency) = {ideal:.2f} s; per-transcript sequencing bound = {bound:.2f} s")
+    print(f"ideal (calls x latency / concurrency) = {ideal:.2f} s; "
+          f"per-transcript sequencing bound = {bound:.2f} s")
     with tempfile.TemporaryDirectory(prefix="empath-peers-") as tmp:
         inspect_python: Path | None = None
         if args.inspect_venv is not None and (args.inspect_venv / "bin" / "python").exists():
@@ -184,23 +186,26 @@ def main() -> None:
     header = f"{'row':<14} {'wall s':>7} {'x ideal':>8} {'x bound':>8} {'CPU ms/call':>12} {'calls':>6}"
     print(header)
     print("-" * len(header))
-    best: dict[str, dict[str, Any]] = {}
+    best: dict[str, tuple[float, float]] = {}
     for name, results in rows.items():
         if not results:
             print(f"{name:<14} (no result)")
             continue
-        r = sorted(results, key=lambda x: (x["cpu_s"], x["wall_s"]))[(len(results) - 1) // 2]
-        best[name] = r
-        per_call = 1000 * r["cpu_s"] / r["server_calls"] if r["server_calls"] else float("nan")
-        print(f"{name:<14} {r['wall_s']:>7.2f} {r['wall_s'] / ideal:>8.2f} {r['wall_s'] / bound:>8.2f} "
-              f"{per_call:>12.2f} {r['server_calls']:>6}")
+        wall = statistics.median(r["wall_s"] for r in results)
+        cpu = statistics.median(1000 * r["cpu_s"] / max(1, r["server_calls"]) for r in results)
+        best[name] = (wall, cpu)
+        calls_seen = "/".join(str(r["server_calls"]) for r in results)
+        print(f"{name:<14} {wall:>7.2f} {wall / ideal:>8.2f} {wall / bound:>8.2f} {cpu:>12.2f} "
+              f"{calls_seen:>6}")
+        if len(results) > 1:
+            each = ", ".join(f"{r['wall_s']:.1f} s / {1000 * r['cpu_s'] / max(1, r['server_calls']):.2f} ms"
+                             for r in results)
+            print(f"{'':<14} repeats (wall / CPU per call): {each}")
     if "bare litellm" in best:
-        base = best["bare litellm"]
-        base_cpu = 1000 * base["cpu_s"] / max(1, base["server_calls"])
-        for name, r in best.items():
-            if name != "bare litellm" and r["server_calls"]:
-                cpu = 1000 * r["cpu_s"] / r["server_calls"]
-                print(f"{name} / bare litellm: wall {r['wall_s'] / base['wall_s']:.3f}x, "
+        base_wall, base_cpu = best["bare litellm"]
+        for name, (wall, cpu) in best.items():
+            if name != "bare litellm":
+                print(f"{name} / bare litellm: wall {wall / base_wall:.3f}x, "
                       f"CPU per call {cpu - base_cpu:+.2f} ms")
 
 
