@@ -115,6 +115,11 @@ def test_submit_leaves_tests_pending_and_collect_finishes_with_no_live_judge_cal
         assert live_judge_calls(fake) == 0 and results.metadata.cost.batch_calls == 2 * RUNS
         assert results.summary.passed
 
+        # collect again (a crash after the first collect stored its replies): all from the cache
+        results, records = run(project, fake, "collect")
+        assert results.metadata.cost.batch_calls == 0 and results.metadata.cost.calls == 0
+        assert results.summary.passed
+
         # an unchanged plan afterwards: every judge reply from the cache, 0 calls
         results, records = run(project, fake, "off")
         assert results.metadata.cost.calls == 0 and live_judge_calls(fake) == 0
