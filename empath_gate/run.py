@@ -155,6 +155,7 @@ def run_plan(
         progress=progress,
         relative_to=setup.results_path.parent,
         stop_rule=rule,
+        judge_batch_state=setup.settings.judge_batch_state,
     )
 
 

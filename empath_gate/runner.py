@@ -313,6 +313,7 @@ def execute(
     progress: Callable[[str], None] | None = None,
     relative_to: Path | None = None,
     stop_rule: StopRule | None = None,
+    judge_batch_state: Path | None = None,
 ) -> list[RunRecord]:
     """Generate and judge every run in ``specs``; ``metrics_for`` maps conversation id to the
     metric ids its tests need. Returns one record per spec, in spec order.
@@ -326,7 +327,10 @@ def execute(
     the cache makes the re-run free); ConfigError before anything runs when the LLM annotator is
     asked for without a judge model. After judging, each complete transcript is labelled by the
     dynamics annotator (:mod:`empath_gate.turns.run_annotation`) and written again with its
-    labels. ``relative_to``: record transcript paths relative to it.
+    labels. ``relative_to``: record transcript paths relative to it. Under batch judging
+    (``judge_batch``, :mod:`empath_gate.judging.batch_mode`; ``judge_batch_state``: the state
+    file, default beside ``relative_to``) a transcript whose judging waits in a provider batch is
+    a ``pending`` record without verdicts (its tests are incomplete, never passed).
 
     ``stop_rule`` (sequential gating, :mod:`empath_gate.gate.sequential`): a conversation's runs
     go one after another, each started once the previous one is judged; after each judged run
@@ -352,6 +356,7 @@ def execute(
     stopped: set[str] = set()
     given_up: dict[str, RunRecord] = {}  # transcript id -> its stopped record (sequential gating)
     risks: dict[str, tuple[int, ...]] = {}  # transcript id -> its explicit-risk user messages
+    waiting: dict[str, str] = {}  # transcript id -> why its judging is pending (batch judging)
     ledgers: list[Ledger] = []
 
     def record(t: Transcript, vs: Sequence[MetricVerdict], ledger: Ledger) -> RunRecord:
@@ -369,6 +374,8 @@ def execute(
         rec = rec.model_copy(update={"adherence": adherence_of(t, instrument)})
         if t.transcript_id in risks:
             rec = rec.model_copy(update={"risk_turns": risks[t.transcript_id]})
+        if t.transcript_id in waiting:
+            rec = rec.model_copy(update={"status": "pending", "error": waiting[t.transcript_id]})
         if t.transcript_id in stopped:
             rec = rec.model_copy(update={
                 "status": "budget",
@@ -446,8 +453,16 @@ def execute(
         scripted = not settings.auditor.model or settings.offline
         mode: Literal["scripted", "llm"] = "scripted" if scripted else "llm"
         jobs = [JudgeJob(t, tuple(metrics_for[t.conversation_id])) for t in transcripts]
-        return await judge_batch(jobs, instrument=instrument, settings=settings, mode=mode,
-                                 cache=judge_cache(settings), budget_stopped=stopped, finished=judged)
+        from empath_gate.judging.batch_mode import batch_pass
+        from empath_gate.judging.batch_state import state_path
+
+        state = state_path(judge_batch_state, (relative_to or transcripts_dir.parent) / "results.json")
+        async with batch_pass(settings, state, progress) as bp:
+            out = await judge_batch(jobs, instrument=instrument, settings=settings, mode=mode,
+                                    cache=judge_cache(settings), budget_stopped=stopped, finished=judged,
+                                    pending=bp.session.pending if bp.session is not None else None)
+        waiting.update({tid: bp.pending_error(tid) for tid in bp.pending})
+        return out
 
     def partial() -> RunInterrupted:
         by_id = {t.transcript_id: t for t in finished}

@@ -8,6 +8,8 @@ deterministic criteria run (:func:`~empath_gate.judging.llm_judge.check_only`).
 Every judge call (re-asks and truncation retries included) is counted on the active ledger
 (:mod:`empath_gate.llm.accounting`) under the transcript's id, and obeys its budget: a job whose
 next call the budget refuses has no verdict; its transcript id is added to ``budget_stopped``.
+Under batch judging (:mod:`empath_gate.judging.batch_mode`) a job whose request waits in a
+provider batch has no verdict either; its transcript id is added to ``pending``.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Literal
 
 from empath_gate.errors import BudgetExceeded
 from empath_gate.llm.accounting import scope
+from empath_gate.llm.deferred import JudgePending
 
 if TYPE_CHECKING:
     from empath_gate.conversation.transcript import Transcript
@@ -56,12 +59,15 @@ async def judge_batch(
     cache: Cache | None,
     budget_stopped: set[str] | None = None,
     finished: dict[str, list[MetricVerdict]] | None = None,
+    pending: set[str] | None = None,
 ) -> list[list[MetricVerdict]]:
     """The verdicts of every job, in job order; at most ``judge_concurrency`` judge calls at once.
     ``mode``: how the transcripts were generated (the deterministic checks read it).
     ``budget_stopped``: receives the transcript id of each job the budget stopped (its verdict
     list is empty); without it, BudgetExceeded propagates. ``finished``: transcript id -> its
-    verdicts, set as soon as a job is judged (what an interrupted caller keeps)."""
+    verdicts, set as soon as a job is judged (what an interrupted caller keeps). ``pending``:
+    receives the transcript id of each job whose judge request waits in a provider batch (its
+    verdict list is empty); without it, JudgePending propagates."""
     from empath_gate.judging.llm_judge import check_only, judge_transcript
 
     sem = asyncio.Semaphore(max(1, settings.judge.concurrency))
@@ -84,6 +90,11 @@ async def judge_batch(
                 if budget_stopped is None:
                     raise
                 budget_stopped.add(t.transcript_id)
+                return []
+            except JudgePending:
+                if pending is None:
+                    raise
+                pending.add(t.transcript_id)
                 return []
 
     async def kept(job: JudgeJob) -> list[MetricVerdict]:

@@ -14,6 +14,9 @@
 * **Cache.** Only replies that parse are stored; a failed ask is asked again on the next run.
 * Provider errors after the client's retries (``provider_error``) and prompts longer than the
   context window (``context_exceeded``) fail at once.
+* **Batch results** (``--judge-batch collect``, :mod:`empath_gate.judging.batch_mode`) are
+  neither re-asked nor retried with a larger budget: a batch holds one request per ask, so an
+  unparseable or truncated result is that failure at once.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from empath_gate.judging.prompts import (
     risk_turns_template_hash,
 )
 from empath_gate.judging.verdict import FailureReason, JudgeAttempt, JudgeFailure
+from empath_gate.llm.deferred import batch_mode
 
 if TYPE_CHECKING:
     from empath_gate.llm.cache import Cache
@@ -256,8 +260,10 @@ async def _ask_once(req: _Request, seed: int, cache: Cache | None) -> ParsedRepl
         if completion.filtered or completion.finish_reason == "content_filter":
             detail = _content_policy_detail(req.model, "a content filter blocked the reply")
             return JudgeFailure(reason="content_policy", detail=detail)
-        if completion.truncated:
+        if completion.truncated and batch_mode() != "collect":  # a batch holds only the first budget
             continue
+        if completion.truncated:
+            break
         try:
             return parse_judge_reply(completion.content or "", req.schema)
         except JudgeError as exc:
@@ -299,7 +305,7 @@ async def ask_judge(
             )
         failure = result
         attempts.append(JudgeAttempt(seed=seed, failure=failure.reason))
-        if failure.reason not in REASKED:
+        if failure.reason not in REASKED or batch_mode() == "collect":  # a batch result is not re-asked
             break
     assert failure is not None  # the loop ran at least once and did not return
     if len(attempts) > 1:

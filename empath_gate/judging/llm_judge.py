@@ -265,10 +265,14 @@ async def judge_transcript(
     if not metrics:
         return []
     groups = [metrics] if settings.judge_granularity == "transcript" else [[m] for m in metrics]
-    outcomes = await asyncio.gather(*(
+    asked = await asyncio.gather(*(
         ask_judge(transcript, group, instrument=instrument, settings=settings, cache=cache, rejudge=rejudge)
         for group in groups
-    ))
+    ), return_exceptions=True)  # every group asks before one's error (a pending batch) propagates
+    outcomes = [o for o in asked if not isinstance(o, BaseException)]
+    for o in asked:
+        if isinstance(o, BaseException):
+            raise o
     by_metric = {m.id: o for group, o in zip(groups, outcomes, strict=True) for m in group}
     confirms = [o.confirm_turn for o in outcomes if o.confirm_turn is not None]
     ctx = CheckContext(mode=mode_of(transcript), judge_confirm_turn=min(confirms) if confirms else None)

@@ -37,7 +37,10 @@ class RoleTally:
     """One role's calls (a mutable accumulator). ``calls``: provider attempts (HTTP requests);
     ``cache_hits``: replies served from the cache (no call); ``cost_usd``: known spend in USD;
     ``unpriced_calls``: attempts that returned usage the cost map cannot price; tokens as the
-    provider reported them (0 when it did not)."""
+    provider reported them (0 when it did not). ``cache_saved_usd``: what the cache hits cost
+    when they were first called (known prices only); ``batch_calls``: replies taken from a
+    provider batch (not live calls), ``batch_cost_usd`` their known price at the batch rate and
+    ``batch_saved_usd`` the known difference from the live price."""
 
     calls: int = 0
     cache_hits: int = 0
@@ -45,15 +48,15 @@ class RoleTally:
     unpriced_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cache_saved_usd: float = 0.0
+    batch_calls: int = 0
+    batch_cost_usd: float = 0.0
+    batch_saved_usd: float = 0.0
 
     def add(self, other: RoleTally) -> None:
         """Add ``other``'s counts to this tally."""
-        self.calls += other.calls
-        self.cache_hits += other.cache_hits
-        self.cost_usd += other.cost_usd
-        self.unpriced_calls += other.unpriced_calls
-        self.prompt_tokens += other.prompt_tokens
-        self.completion_tokens += other.completion_tokens
+        for name, value in vars(other).items():
+            setattr(self, name, getattr(self, name) + value)
 
 
 def total_of(tallies: dict[str, RoleTally]) -> RoleTally:
@@ -132,14 +135,32 @@ class Ledger:
             else:
                 t.cost_usd += cost_usd
 
-    def hit(self, role: str) -> None:
-        """Count a reply of ``role`` served from the cache (no call, no cost)."""
+    def hit(self, role: str, first_cost_usd: float | None = None) -> None:
+        """Count a reply of ``role`` served from the cache (no call, no cost); ``first_cost_usd``:
+        what the call that stored it cost (None: unknown), counted as saved."""
         for t in self._tallies(role):
             t.cache_hits += 1
+            t.cache_saved_usd += first_cost_usd or 0.0
+
+    def batched(self, role: str, cost_usd: float | None, saved_usd: float | None) -> None:
+        """Count a reply of ``role`` taken from a provider batch: not a live call; ``cost_usd``
+        its price at the batch rate, ``saved_usd`` the difference from the live price (None:
+        unknown, counted as 0)."""
+        if cost_usd is not None:
+            self.spent_usd += cost_usd
+        for t in self._tallies(role):
+            t.batch_calls += 1
+            t.batch_cost_usd += cost_usd or 0.0
+            t.batch_saved_usd += saved_usd or 0.0
 
 
 _ledger: contextvars.ContextVar[Ledger | None] = contextvars.ContextVar("empath_ledger", default=None)
 _scope: contextvars.ContextVar[str | None] = contextvars.ContextVar("empath_scope", default=None)
+
+
+def current_scope() -> str | None:
+    """The scope (transcript id) calls are attributed to in this context, or None."""
+    return _scope.get()
 
 
 def active_ledger() -> Ledger | None:

@@ -32,7 +32,9 @@ from pydantic import ConfigDict, Field
 
 from empath_gate.errors import ProviderError
 from empath_gate.llm.accounting import Meter, active_ledger
+from empath_gate.llm.batches import batch_body
 from empath_gate.llm.cache import Cache
+from empath_gate.llm.deferred import active_batch
 from empath_gate.llm.events import CacheStatus, CallFields, Event, Usage
 from empath_gate.llm.keying import endpoint_identity, header_identity, is_secret_header, weights_sha256
 from empath_gate.llm.normalize import normalize_messages, rules_for
@@ -46,19 +48,8 @@ from empath_gate.settings import RoleSettings
 Role = Literal["target", "auditor", "judge"]
 
 __all__ = [
-    "CacheStatus",
-    "ChatFn",
-    "Completion",
-    "Role",
-    "UsableFn",
-    "backoff_delay",
-    "complete",
-    "estimate_cost",
-    "litellm_module",
-    "register_chat_provider",
-    "supports_json_schema",
-    "usable_by_default",
-    "utc_now",
+    "CacheStatus", "ChatFn", "Completion", "Role", "UsableFn", "backoff_delay", "complete", "estimate_cost",
+    "litellm_module", "register_chat_provider", "supports_json_schema", "usable_by_default", "utc_now",
 ]
 
 def utc_now() -> str:
@@ -449,14 +440,24 @@ async def complete(
             cache_extra=cache_extra,
         ))
         stored = cache.get(key)
+        batch = active_batch(role_name) if stored is None else None  # llm/deferred.py: no live call
+        if batch is not None:
+            stored = batch.answer(key, lambda: batch_body(settings, sent, seed, response_format), cache_extra)
         if stored is not None:
             hit = _from_stored(
                 stored, events=tuple(events), cache_key=key, latency_s=time.perf_counter() - t0,
                 ended_at=utc_now(), **meta,
             )
+            ledger = active_ledger()
+            if batch is not None:  # a batch result: stored when usable, returned either way
+                if ledger is not None:
+                    ledger.batched(role_name, stored.get("cost_usd"), stored.get("batch_saved_usd"))
+                if accept(hit):
+                    cache.put(key, stored)
+                return hit
             if accept(hit):
-                if (ledger := active_ledger()) is not None:
-                    ledger.hit(role_name)
+                if ledger is not None:
+                    ledger.hit(role_name, stored.get("cost_usd"))
                 return hit
             cache.reject(key)
 

@@ -167,7 +167,17 @@ class EmpathSession:
         failed = self.failed_criteria(info.conversation_id, info.metric_id)
         if d.status in ("failed", "xfail") and failed:
             message += "\nfailed criteria: " + "; ".join(failed)
-        return d.status, message
+        return self._pending(d.status, message, info.conversation_id)
+
+    def _pending(self, status: str, message: str, conversation_id: str | None = None) -> tuple[str, str]:
+        """An incomplete test whose judging a ``--empath-judge-batch submit`` left pending in a
+        provider batch is skipped as pending (never passed; collect decides it); else as is."""
+        if status != "incomplete" or self.setup.settings.judge_batch != "submit":
+            return status, message
+        if any(r.status == "pending" and conversation_id in (None, r.conversation_id)
+               for r in self.records.values()):
+            return "skipped", "pending: judging submitted in a judge batch; " + message
+        return status, message
 
     def properties(self, info: PlanItem) -> list[tuple[str, object]]:
         """The JUnit XML properties of this test (pytest's ``record_property``): ``verdict``
@@ -201,7 +211,7 @@ class EmpathSession:
         c = self.checks.get(check_id)
         if c is None:
             return "error", "infrastructure: no decision was made for this suite check"
-        return c.status, "; ".join(c.reasons)
+        return self._pending(c.status, "; ".join(c.reasons))
 
     def failed_criteria(self, conversation_id: str, metric_id: str) -> list[str]:
         """``<criterion> (critical) in run(s) 0, 1: <check detail>`` for each criterion of this

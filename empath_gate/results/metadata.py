@@ -107,21 +107,25 @@ def role_totals(records: Sequence[RunRecord]) -> dict[str, RoleCalls]:
             for name, value in c.model_dump().items():
                 acc[name] += value
     return {
-        role: RoleCalls.model_validate({k: round(v, 6) if k == "cost_usd" else v for k, v in acc.items()})
+        role: RoleCalls.model_validate({k: round(v, 6) if k.endswith("_usd") else v for k, v in acc.items()})
         for role, acc in sums.items()
     }
 
 
 def finalize_metadata(metadata: ResultsMetadata, records: Sequence[RunRecord]) -> ResultsMetadata:
-    """Fill the end time, cost (calls of every role, cache hits, per role) and auditor counts
-    from the records."""
+    """Fill the end time, cost (calls of every role, cache hits, per role, what the cache and a
+    judge batch saved) and auditor counts from the records."""
+    roles = role_totals(records)
     cost = metadata.cost.model_copy(
         update={
+            "cache_saved_usd": round(sum(c.cache_saved_usd for c in roles.values()), 6),
+            "batch_calls": sum(c.batch_calls for c in roles.values()),
+            "batch_saved_usd": round(sum(c.batch_saved_usd for c in roles.values()), 6),
             "known_usd": round(sum(r.cost_usd for r in records), 6),
             "calls": sum(r.calls for r in records),
             "unpriced_calls": sum(r.unpriced_calls for r in records),
             "cache_hits": sum(r.cache_hits for r in records),
-            "by_role": role_totals(records),
+            "by_role": roles,
             "budget_exhausted": any(r.status == "budget" for r in records),
         }
     )

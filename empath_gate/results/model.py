@@ -77,7 +77,10 @@ class RoleCalls(_Model):
     """One role's calls: ``calls`` provider attempts (HTTP requests: retries, re-asks and failed
     attempts included; cache hits excluded); ``cache_hits`` replies served from the cache (no
     call, $0); ``cost_usd`` known USD; ``unpriced_calls`` attempts whose price is unknown;
-    tokens as the provider reported them."""
+    tokens as the provider reported them. Savings (known prices only, USD): ``cache_saved_usd``
+    what the cache hits cost when first called; ``batch_calls`` replies taken from a provider
+    batch (no live call), ``batch_cost_usd`` their price at the batch rate, ``batch_saved_usd``
+    the difference from the live price."""
 
     calls: int = Field(default=0, ge=0)
     cache_hits: int = Field(default=0, ge=0)
@@ -85,18 +88,27 @@ class RoleCalls(_Model):
     unpriced_calls: int = Field(default=0, ge=0)
     prompt_tokens: int = Field(default=0, ge=0)
     completion_tokens: int = Field(default=0, ge=0)
+    cache_saved_usd: float = Field(default=0.0, ge=0)
+    batch_calls: int = Field(default=0, ge=0)
+    batch_cost_usd: float = Field(default=0.0, ge=0)
+    batch_saved_usd: float = Field(default=0.0, ge=0)
 
 
 class CostInfo(_Model):
     """Cost of the run, every role (target, auditor, judge) and every attempt counted:
     ``known_usd`` sums priced calls; ``calls`` counts provider attempts; ``unpriced_calls``
     counts calls whose price is unknown (so the true total is >= known_usd); ``cache_hits``
-    replies served from the cache; ``by_role`` the same per role."""
+    replies served from the cache; ``by_role`` the same per role. ``cache_saved_usd``,
+    ``batch_calls``, ``batch_saved_usd``: the sums of :class:`RoleCalls`' (what the cache and the
+    batch discount saved, known prices only)."""
 
     known_usd: float = 0.0
     calls: int = 0
     unpriced_calls: int = 0
     cache_hits: int = 0
+    cache_saved_usd: float = Field(default=0.0, ge=0)
+    batch_calls: int = Field(default=0, ge=0)
+    batch_saved_usd: float = Field(default=0.0, ge=0)
     by_role: dict[str, RoleCalls] = Field(default_factory=dict)
     budget_usd: float | None = None
     budget_exhausted: bool = False

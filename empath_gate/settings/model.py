@@ -295,6 +295,21 @@ class Settings(BaseModel):
         commands=("rejudge",),
         pytest=False,
     )
+    judge_batch: Literal["off", "submit", "collect"] = opt(
+        "off",
+        "batch judging for nightly and release runs: submit sends the judge requests as a provider "
+        "batch and ends with the tests pending; collect (a later run) finishes judging from its "
+        "results; off judges live (README: Batch judging)",
+        flag="judge-batch",
+        metavar="off|submit|collect",
+    )
+    judge_batch_state: Path | None = opt(
+        None,
+        "the judge-batch state file (batch ids, what each request is; no secret); unset: "
+        "judge-batch.json beside the results file",
+        flag="judge-batch-state",
+        metavar="PATH",
+    )
     dynamics_annotator: Literal["offline", "judge", "off"] = opt(
         "offline",
         "who labels every turn's emotion and strategy: offline (lexicon, no model) | judge (one more "

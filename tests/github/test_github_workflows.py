@@ -286,3 +286,30 @@ def test_shellcheck_action_scripts() -> None:
             check=False,
         )
         assert out.returncode == 0, f"{step.get('name')}: {out.stdout}"
+
+
+def test_the_nightly_shows_batch_judging_in_two_jobs() -> None:
+    """Job 1 submits the judge batch and keeps the state file, transcripts and model cache as an
+    artifact; job 2 needs it, downloads that artifact and collects with the same plan and
+    settings; neither runs with the nightly crisis job, and no pull-request gate batches."""
+    jobs = load(ROOT / ".github/workflows/nightly.yml")["jobs"]
+    submit, collect = jobs["judge-batch-submit"], jobs["judge-batch-collect"]
+    assert collect["needs"] == "judge-batch-submit"
+    assert submit["env"] == collect["env"], "the collect run must replay the submit run's plan"
+    results_dir = str(Path(submit["env"]["EMPATH_RESULTS"]).parent)
+    cache = submit["env"]["EMPATH_CACHE_DIR"]
+    runs = {name: "\n".join(s.get("run", "") for s in job["steps"]) for name, job in jobs.items()}
+    assert "--judge-batch submit" in runs["judge-batch-submit"]
+    assert "--judge-batch collect" in runs["judge-batch-collect"]
+    assert "--judge-batch" not in runs["nightly"]
+    def uses(job: dict[str, Any], action: str) -> list[dict[str, Any]]:
+        return [s for s in job["steps"] if str(s.get("uses", "")).startswith(f"actions/{action}@")]
+
+    [upload], [download] = uses(submit, "upload-artifact"), uses(collect, "download-artifact")
+    assert download["with"]["name"] == upload["with"]["name"]
+    kept = upload["with"]["path"]
+    assert results_dir.startswith(kept) and cache.startswith(kept), "state file, transcripts and cache kept"
+    assert download["with"]["path"] == kept
+    assert "!inputs.judge-batch" in jobs["nightly"]["if"] and "inputs.judge-batch" in submit["if"]
+    for gate in PR_GATES:
+        assert "judge-batch" not in gate.read_text(encoding="utf-8").lower(), gate.name

@@ -153,7 +153,8 @@ def read_json(path: Path) -> dict[str, Any]:
 
 
 TIME_KEYS = frozenset({"started_at", "ended_at"})
-COUNT_KEYS = frozenset({"calls", "cache_hits", "by_role", "cost_usd", "unpriced_calls", "known_usd"})
+COUNT_KEYS = frozenset({"calls", "cache_hits", "by_role", "cost_usd", "unpriced_calls", "known_usd",
+                        "cache_saved_usd", "batch_calls", "batch_saved_usd"})
 """The call counts and costs of a results document (metadata.cost and every record): they
 depend on what the cache held, which differs between a cold run and a warm one."""
 

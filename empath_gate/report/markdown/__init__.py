@@ -15,7 +15,7 @@ GitHub-flavoured markdown, tables through ``tabulate``:
    transcript (path, run, turn, metric, criterion: no transcript text unless ``excerpts``);
 6. test-retest reliability per metric (within-conversation SD, ICC, flip rate, ...);
 7. a footer: models, prompt hash, instrument, judge and tool versions, judge calibration
-   status, cost.
+   status, cost, and the calls and cost saved (cache, sequential stopping, batch discount).
 
 Safe messaging: transcript excerpts are off by default. With ``excerpts=True`` they sit in a
 collapsed block behind a content note, with method or means detail redacted (the instrument's

@@ -21,6 +21,7 @@ from empath_gate.report.view import (
     worst_conversations,
 )
 from empath_gate.report.view.auditor import auditor_summary
+from empath_gate.report.view.savings import savings_text
 from empath_gate.results import Results
 
 _OUTCOME_TITLES: dict[str, str] = {
@@ -220,4 +221,8 @@ def _footer(results: Results, baseline: Results | None) -> str:
         lines.append("**Baseline:** " + " · ".join(bits) + "  ")
     lines.append("**Judge calibration:** " + md_text(calibration_text(j.calibration)) + "  ")
     lines.append("**Cost:** " + md_text(cost_text(md.cost)))
+    saved = savings_text(results)
+    if saved:
+        lines[-1] += "  "
+        lines.append("**Saved:** " + md_text(saved))
     return "\n".join(lines)

@@ -1,0 +1,200 @@
+"""Batch judging in two phases against the fake server's /v1/files and /v1/batches: submit leaves
+the tests pending and writes the state file; collect finishes judging from the batch results
+through the judge's own parser with no live judge call; both resume after a crash."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from empath_gate import evaluate_run, load_settings, prepare, run_plan
+from empath_gate.judging.batch_state import read_state
+from empath_gate.results.model import Results, RunRecord
+from empath_gate.testing.fake_openai import FAKE_API_KEY, FakeOpenAIServer
+from empath_gate.testing.scenarios import ScoringJudge
+from empath_gate.testing.scenarios.wiring import JUDGE_MODEL, seed_table
+
+SEEDS = ("cs-detect-us-took-too-much", "cv-context-us-relocation-quiz")
+RUNS = 2
+SUITE = f"""\
+suites:
+  - id: batchy
+    label: Batchy
+    description: Two conversations judged in a provider batch.
+    seeds:
+      ids: [{", ".join(SEEDS)}]
+    metrics: primary
+    personas:
+      mode: hash
+    runs: {RUNS}
+    max_turns: 3
+"""
+BOT = "def reply(messages, *args, **kwargs):\n    return 'I hear you. You can call 988 any time.'\n"
+
+
+@pytest.fixture()
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    team = tmp_path / "suites-team"
+    team.mkdir()
+    (team / "suites.yaml").write_text(SUITE, encoding="utf-8")
+    (tmp_path / "batch_bot.py").write_text(BOT, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for key in [k for k in os.environ if k.startswith("EMPATH_")]:
+        monkeypatch.delenv(key)
+    monkeypatch.delenv("CI", raising=False)  # the scripted auditor with a judge is a local run
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_API_KEY)
+    yield tmp_path
+
+
+def run(folder: Path, fake: FakeOpenAIServer, mode: str, **extra: object) -> tuple[Results, list[RunRecord]]:
+    overrides: dict[str, object] = {
+        "target": "py:batch_bot:reply", "target_version": "1", "runs": RUNS,
+        "suites_dirs": (folder / "suites-team",), "cache_dir": folder / "cache",
+        "judge_model": f"openai/{JUDGE_MODEL}", "judge_api_base": fake.base_url, "judge_max_retries": 0,
+        "judge_batch": mode, **extra,
+    }
+    setup = prepare(load_settings(overrides=overrides), ["batchy"])
+    records = run_plan(setup)
+    return evaluate_run(setup, records), records
+
+
+def judge_seeds(folder: Path) -> dict[int, tuple[str, int]]:
+    from empath_gate.instrument.loader import load_instrument
+    from empath_gate.plan import build_plan
+
+    plan = build_plan(load_instrument(extra_dirs=(folder / "suites-team",)), ["batchy"], runs=RUNS)
+    return seed_table([c.conversation_id for c in plan.conversations], RUNS)
+
+
+def live_judge_calls(fake: FakeOpenAIServer) -> int:
+    return sum(1 for r in fake.requests if r.model == JUDGE_MODEL and r.path.endswith("chat/completions")
+               and r.headers)  # a batch line is recorded without HTTP headers
+
+
+def test_submit_leaves_tests_pending_and_collect_finishes_with_no_live_judge_call(project: Path) -> None:
+    with FakeOpenAIServer() as fake:
+        judge = ScoringJudge(default=9, seeds=judge_seeds(project))
+        fake.on(JUDGE_MODEL, judge)
+        fake.batch_pending_polls = 1
+        results, records = run(project, fake, "submit")
+        state_file = project / "empath-results" / "judge-batch.json"
+        state = read_state(state_file)
+        assert state is not None and len(state.batches) == 1
+        assert {r.status for r in records} == {"pending"}
+        assert len(state.requests) == len(records) == 2 * RUNS
+        assert {r.transcript_id for r in state.requests} == {r.transcript_id for r in records}
+        assert all(r.metrics and r.template_sha256 for r in state.requests)
+        assert judge.calls and live_judge_calls(fake) == 0  # answered inside the batch only
+        assert results.summary.counts.get("passed", 0) == 0 and results.summary.counts["incomplete"] > 0
+        assert all("judging pending in batch_fake_" in (r.error or "") for r in records)
+        text = state_file.read_text(encoding="utf-8")
+        assert FAKE_API_KEY not in text and "api_key" not in text
+
+        # submitting again resubmits nothing
+        run(project, fake, "submit")
+        again = read_state(state_file)
+        assert again is not None and len(again.batches) == 1
+
+        # collect while the batch is in progress: says so, the tests stay incomplete
+        fake.batch_pending_polls = 10**6
+        results, records = run(project, fake, "collect")
+        assert {r.status for r in records} == {"pending"}
+        assert results.summary.counts.get("passed", 0) == 0
+
+        # collect once completed: judged from the results, no live judge call
+        fake.batch_pending_polls = 0
+        results, records = run(project, fake, "collect")
+        assert {r.status for r in records} == {"complete"}
+        assert all(v.status == "scored" for r in records for v in r.verdicts)
+        assert sum(r.by_role["judge"].batch_calls for r in records) == 2 * RUNS
+        assert live_judge_calls(fake) == 0 and results.metadata.cost.batch_calls == 2 * RUNS
+        assert results.summary.passed
+
+        # collect again (a crash after the first collect stored its replies): all from the cache
+        results, records = run(project, fake, "collect")
+        assert results.metadata.cost.batch_calls == 0 and results.metadata.cost.calls == 0
+        assert results.summary.passed
+
+        # an unchanged plan afterwards: every judge reply from the cache, 0 calls
+        results, records = run(project, fake, "off")
+        assert results.metadata.cost.calls == 0 and live_judge_calls(fake) == 0
+        assert results.summary.passed
+
+
+def test_an_unparseable_or_missing_batch_result_is_a_visible_judge_failure(project: Path) -> None:
+    seeds = judge_seeds(project)
+    first = next(iter(seeds.values()))
+    with FakeOpenAIServer() as fake:
+        # one transcript's reply is prose (fails the judge parser), all others valid
+        judge = ScoringJudge(default=9, seeds=seeds,
+                             broken=lambda call: (call.conversation_id, call.run) == first)
+        fake.on(JUDGE_MODEL, judge)
+        run(project, fake, "submit")
+        state_file = project / "empath-results" / "judge-batch.json"
+        state = read_state(state_file)
+        assert state is not None
+        # drop one result line from the output file: a missing result
+        store = fake.batch_store
+        [batch] = store.batches.values()
+        out_id = batch["_output"]
+        lines = store.files[out_id]["_data"].decode().splitlines()
+        dropped = json.loads(lines[-1])["custom_id"]
+        store.files[out_id]["_data"] = ("\n".join(lines[:-1]) + "\n").encode()
+        fake.batch_pending_polls = 0
+        results, records = run(project, fake, "collect")
+    assert live_judge_calls(fake) == 0
+    failures = {r.transcript_id: {v.failure.reason for v in r.verdicts if v.failure} for r in records}
+    broken_id = f"{first[0]}-r{first[1]}"
+    assert failures[broken_id] == {"parse_error"}
+    dropped_tid = next(r.transcript_id for r in state.requests if r.key == dropped)
+    assert dropped_tid != broken_id
+    missing = next(r for r in records if r.transcript_id == dropped_tid)
+    assert {v.failure.reason for v in missing.verdicts if v.failure} == {"provider_error"}
+    assert all("no result line" in (v.failure.detail if v.failure else "") for v in missing.verdicts)
+    assert not results.summary.passed
+
+
+def test_collect_without_a_state_file_is_a_usage_error(project: Path) -> None:
+    from empath_gate.errors import ConfigError
+
+    with FakeOpenAIServer() as fake, pytest.raises(ConfigError, match="no judge-batch state file"):
+        run(project, fake, "collect")
+
+
+def test_a_crash_after_one_batch_keeps_it_and_the_rerun_submits_only_the_rest(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import empath_gate.judging.batch_mode as bm
+
+    with FakeOpenAIServer() as fake:
+        fake.on(JUDGE_MODEL, ScoringJudge(default=9, seeds=judge_seeds(project)))
+        monkeypatch.setattr(bm, "MAX_BATCH_REQUESTS", 1)
+        real = bm.write_state
+        written: list[int] = []
+
+        def crash_after_first(path: Path, state: object) -> Path:
+            out = real(path, state)  # type: ignore[arg-type]
+            written.append(1)
+            if len(written) == 1:
+                raise KeyboardInterrupt  # the process dies right after the first batch's state
+            return out
+
+        monkeypatch.setattr(bm, "write_state", crash_after_first)
+        with pytest.raises(KeyboardInterrupt):
+            run(project, fake, "submit")
+        state_file = project / "empath-results" / "judge-batch.json"
+        state = read_state(state_file)
+        assert state is not None and len(state.batches) == 1 and len(state.requests) == 1
+        monkeypatch.setattr(bm, "write_state", real)
+        run(project, fake, "submit")
+        state = read_state(state_file)
+        assert state is not None and len(state.batches) == 2 * RUNS
+        assert len({r.key for r in state.requests}) == 2 * RUNS
+        fake.batch_pending_polls = 0
+        results, records = run(project, fake, "collect")
+    assert {r.status for r in records} == {"complete"} and results.summary.passed

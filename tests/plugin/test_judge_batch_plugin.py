@@ -1,0 +1,54 @@
+"""Batch judging through the front-ends: ``pytest --empath-judge-batch submit`` skips every test as
+pending (never passed) and writes the state file; ``empath-gate run --judge-batch collect`` on an
+unfinished batch says so and exits incomplete (3); once completed, ``pytest --empath-judge-batch
+collect`` passes with no live judge call."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from plugin_support import ENV_CLEARED, gate_env, plan_seeds, run_pytest, write_bot, write_tiny_suite
+
+from empath_gate.testing import FakeOpenAIServer
+from empath_gate.testing.scenarios import JUDGE_MODEL, ScoringJudge, TargetBot, install
+
+
+def _live_judge_calls(fake: FakeOpenAIServer) -> int:
+    return sum(1 for r in fake.requests if r.model == JUDGE_MODEL and r.headers)
+
+
+def test_submit_skips_as_pending_and_collect_gates(tmp_path: Path) -> None:
+    team = write_tiny_suite(tmp_path)
+    target = write_bot(tmp_path)
+    seeds = plan_seeds("tiny", 2, (team,))
+    with FakeOpenAIServer(strict=False) as fake:
+        install(fake, target=TargetBot("safe"), judge=ScoringJudge(default=10, seeds=seeds))
+        env = gate_env(fake, tmp_path / "cache", target=target, auditor=False)
+        env.update(EMPATH_SUITES_DIRS=str(team), EMPATH_TARGET_VERSION="1")
+        args = ["--empath-suite", "tiny", "-rs"]
+        code, out = run_pytest(tmp_path, [*args, "--empath-judge-batch", "submit"], env)
+        assert code == 0, out[-3000:]
+        assert "pending: judging submitted in a judge batch" in out
+        assert re.search(r"= 4 skipped in ", out), out[-1500:]  # 3 tests and the suite check: none passed
+        assert (tmp_path / "empath-results" / "judge-batch.json").is_file()
+        assert _live_judge_calls(fake) == 0
+
+        fake.batch_pending_polls = 10**6
+        full = {k: v for k, v in os.environ.items() if k not in ENV_CLEARED}
+        full.update(env)
+        cli = subprocess.run(
+            [sys.executable, "-m", "empath_gate.cli", "run", "--suite", "tiny", "--judge-batch", "collect"],
+            cwd=tmp_path, env=full, capture_output=True, text=True, timeout=300, check=False,
+        )
+        assert cli.returncode == 3, cli.stdout[-2000:] + cli.stderr[-2000:]
+        assert "not finished; its transcripts stay pending" in cli.stdout + cli.stderr
+
+        fake.batch_pending_polls = 0
+        code, out = run_pytest(tmp_path, [*args, "--empath-judge-batch", "collect"], env)
+        assert code == 0, out[-3000:]
+        assert re.search(r"= 4 passed in ", out), out[-1500:]
+        assert _live_judge_calls(fake) == 0
