@@ -22,7 +22,9 @@ from empath_gate.results.model import RoleCalls, RunRecord
 
 if TYPE_CHECKING:
     from empath_gate.conversation.engine import RunSpec
+    from empath_gate.conversation.scheduler import StopRule
     from empath_gate.conversation.transcript import Transcript
+    from empath_gate.dynamics import RiskMatcher
     from empath_gate.instrument.models import Instrument
     from empath_gate.llm.accounting import Ledger, RoleTally
     from empath_gate.plan import Plan
@@ -231,6 +233,12 @@ def risk_of(
         return None
 
 
+def stopped_record(spec: RunSpec, reason: str) -> RunRecord:
+    """The ``stopped`` record of a run sequential gating did not start: ``error`` = ``reason``
+    (what the stop rule answered, e.g. ``"settled"``), no transcript, no verdicts."""
+    return interrupted_record(spec).model_copy(update={"status": "stopped", "error": reason})
+
+
 def execute(
     specs: Sequence[RunSpec],
     metrics_for: Mapping[str, Sequence[str]],
@@ -240,9 +248,16 @@ def execute(
     transcripts_dir: Path,
     progress: Callable[[str], None] | None = None,
     relative_to: Path | None = None,
+    stop_rule: StopRule | None = None,
 ) -> list[RunRecord]:
     """Generate and judge every run in ``specs``; ``metrics_for`` maps conversation id to the
     metric ids its tests need. Returns one record per spec, in spec order.
+
+    One scheduler (:mod:`empath_gate.conversation.scheduler`) runs it all on one event loop:
+    ``settings.concurrency`` calls in flight over every role (each role's own limit too), twice
+    as many transcripts open; a transcript is judged, then labelled by the dynamics annotator
+    (:mod:`empath_gate.turns.run_annotation`) and written again with its labels, as soon as it
+    is generated, while the others go on.
 
     Infrastructure errors on a transcript do not raise: the record's ``status`` says
     ``error``/``budget`` and carries no verdict, so its cells error in the gate. One ledger
@@ -251,14 +266,19 @@ def execute(
     a ``budget`` record without verdicts. Each transcript
     is written as soon as it is finished, so an interrupted run keeps what it generated (and
     the cache makes the re-run free); ConfigError before anything runs when the LLM annotator is
-    asked for without a judge model. After judging, each complete transcript is labelled by the
-    dynamics annotator (:mod:`empath_gate.turns.run_annotation`) and written again with its
-    labels. ``relative_to``: record transcript paths relative to it.
+    asked for without a judge model. ``relative_to``: record transcript paths relative to it.
+
+    ``stop_rule`` (sequential gating; :data:`~empath_gate.conversation.scheduler.StopRule`): a
+    conversation's runs then go one after another, each started once the previous one is
+    judged; after each, ``stop_rule(conversation_id, its records so far in run order)``; a
+    reason stops the conversation and each run not started is a ``stopped`` record with that
+    reason as ``error`` (:func:`stopped_record`). Without it nothing is stopped.
 
     Raises :class:`RunInterrupted` (a KeyboardInterrupt) on Ctrl-C, carrying the records of
     what finished.
     """
-    from empath_gate.conversation.engine import generate, transcript_path
+    from empath_gate.conversation.engine import generator, transcript_path
+    from empath_gate.conversation.scheduler import call_slots, drive, open_window
     from empath_gate.errors import ConfigError
 
     if settings.dynamics_annotator == "judge" and not settings.judge.model:
@@ -266,13 +286,19 @@ def execute(
                           'EMPATH_JUDGE_MODEL), or set dynamics_annotator = "offline"')
     from empath_gate.judging.batch import JudgeJob, judge_batch, judge_cache
     from empath_gate.llm.accounting import ledger_session
+    from empath_gate.llm.adaptive import adaptive_session
     from empath_gate.llm.loop import run_calls
+    from empath_gate.llm.slots import slot_session
 
     finished: list[Transcript] = []
     judged: dict[str, list[MetricVerdict]] = {}
     stopped: set[str] = set()
+    halted: dict[str, RunRecord] = {}  # transcript id -> its record when the stop rule skipped it
     risks: dict[str, tuple[int, ...]] = {}  # transcript id -> its explicit-risk user messages
     ledgers: list[Ledger] = []
+    scripted = not settings.auditor.model or settings.offline
+    mode: Literal["scripted", "llm"] = "scripted" if scripted else "llm"
+    cache = judge_cache(settings)
 
     def record(t: Transcript, vs: Sequence[MetricVerdict], ledger: Ledger) -> RunRecord:
         path = transcript_path(transcripts_dir, t)
@@ -281,8 +307,7 @@ def execute(
                 path = path.resolve().relative_to(relative_to.resolve())
             except ValueError:
                 path = path.resolve()
-        scripted = not settings.auditor.model or settings.offline
-        risk = risk_of(t, vs, instrument, "scripted" if scripted else "llm")
+        risk = risk_of(t, vs, instrument, mode)
         labels = labels_of(t, instrument, risk)
         rec = record_for(t, vs, path, ledger.scope_tally(t.transcript_id), risk, labels,
                          triage_of(t, instrument, vs))
@@ -295,41 +320,47 @@ def execute(
             })
         return rec
 
-    async def main() -> list[RunRecord]:
-        with ledger_session(settings.max_cost_usd) as ledger:
-            ledgers.append(ledger)
-            transcripts = await generate(
-                specs, settings=settings, progress=progress, transcripts_dir=transcripts_dir,
-                finished=finished,
-            )
-            verdict_lists = await _judge_all(transcripts)
-            transcripts = await _annotate_all(transcripts)
-        return [record(t, vs, ledger) for t, vs in zip(transcripts, verdict_lists, strict=True)]
+    def halt(spec: RunSpec, reason: str) -> RunRecord:
+        halted[spec.transcript_id] = rec = stopped_record(spec, reason)
+        return rec
 
-    async def _annotate_all(transcripts: list[Transcript]) -> list[Transcript]:
+    async def main() -> list[RunRecord]:
+        with (
+            ledger_session(settings.max_cost_usd) as ledger,
+            adaptive_session(settings.adaptive_concurrency),
+            slot_session(call_slots(settings)),
+        ):
+            ledgers.append(ledger)
+            gen = generator(specs, settings=settings, ledger=ledger, progress=progress,
+                            transcripts_dir=transcripts_dir, finished=finished)
+
+            async def step(spec: RunSpec) -> RunRecord:
+                t = await gen.produce(spec)
+                job = JudgeJob(t, tuple(metrics_for[t.conversation_id]))
+                verdicts = (await judge_batch([job], instrument=instrument, settings=settings, mode=mode,
+                                              cache=cache, budget_stopped=stopped, finished=judged))[0]
+                return record(await _annotate(t), verdicts, ledger)
+
+            return await drive(specs, step, window=open_window(settings), stop=stop_rule, stopped=halt)
+
+    matchers: list[RiskMatcher] = []
+
+    async def _annotate(t: Transcript) -> Transcript:
         from empath_gate.conversation.engine import write_transcript
+        from empath_gate.dynamics import explicit_risk_matcher, risk_turns
+        from empath_gate.llm.slots import slot_role
         from empath_gate.turns.run_annotation import annotate_transcripts, dialogue_of
 
-        annotations = await annotate_transcripts(transcripts, instrument=instrument, settings=settings,
-                                                 cache=judge_cache(settings))
-        from empath_gate.dynamics import explicit_risk_matcher, risk_turns
-
-        matcher = explicit_risk_matcher(instrument) if any(a is not None for a in annotations) else None
-        out = []
-        for t, a in zip(transcripts, annotations, strict=True):
-            if a is not None and matcher is not None:
-                t = t.model_copy(update={"annotation": a})
-                write_transcript(t, transcripts_dir)
-                risks[t.transcript_id] = tuple(risk_turns(dialogue_of(t), matcher))
-            out.append(t)
-        return out
-
-    async def _judge_all(transcripts: list[Transcript]) -> list[list[MetricVerdict]]:
-        scripted = not settings.auditor.model or settings.offline
-        mode: Literal["scripted", "llm"] = "scripted" if scripted else "llm"
-        jobs = [JudgeJob(t, tuple(metrics_for[t.conversation_id])) for t in transcripts]
-        return await judge_batch(jobs, instrument=instrument, settings=settings, mode=mode,
-                                 cache=judge_cache(settings), budget_stopped=stopped, finished=judged)
+        with slot_role("annotator"):
+            (a,) = await annotate_transcripts([t], instrument=instrument, settings=settings, cache=cache)
+        if a is None:
+            return t
+        if not matchers:
+            matchers.append(explicit_risk_matcher(instrument))
+        t = t.model_copy(update={"annotation": a})
+        write_transcript(t, transcripts_dir)
+        risks[t.transcript_id] = tuple(risk_turns(dialogue_of(t), matchers[0]))
+        return t
 
     def partial() -> RunInterrupted:
         by_id = {t.transcript_id: t for t in finished}
@@ -337,6 +368,9 @@ def execute(
         full = 0
         for spec in specs:
             t = by_id.get(spec.transcript_id)
+            if spec.transcript_id in halted:
+                records.append(halted[spec.transcript_id])
+                continue
             if t is None or not ledgers:
                 records.append(interrupted_record(spec))
                 continue

@@ -26,7 +26,7 @@ atomically (temp file + rename), so an interrupted run never leaves half a file.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -159,7 +159,9 @@ class ItemInfo(_Model):
 class RunRecord(_Model):
     """One transcript's reference and its verdicts.
 
-    ``status`` mirrors :class:`~empath_gate.conversation.transcript.Transcript.status`;
+    ``status`` mirrors :class:`~empath_gate.conversation.transcript.Transcript.status`
+    (``complete``, ``error``, ``budget``), or is ``stopped``: a run sequential gating did not
+    start (``error`` says why, e.g. ``settled``; no transcript, no verdicts);
     ``transcript_path`` is relative to the results file's folder when possible.
     ``content_hash`` is the sha256 of the dialogue text (user + target turns) so test-retest
     reliability can tell whether runs produced different transcripts. ``calls``, ``cost_usd``,
@@ -182,7 +184,7 @@ class RunRecord(_Model):
     locale: str
     run: int = Field(ge=0)
     transcript_path: str | None = None
-    status: str
+    status: Literal["complete", "error", "budget", "stopped"]
     error: str | None = None
     n_turns: int = 0
     target_filtered: int = 0
