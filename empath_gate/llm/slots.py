@@ -94,6 +94,7 @@ class CallSlots:
 
 _slots: contextvars.ContextVar[CallSlots | None] = contextvars.ContextVar("empath_slots", default=None)
 _role: contextvars.ContextVar[str | None] = contextvars.ContextVar("empath_slot_role", default=None)
+_holding: contextvars.ContextVar[bool] = contextvars.ContextVar("empath_slot_held", default=False)
 
 
 @contextlib.contextmanager
@@ -130,10 +131,16 @@ def slot_role(role: str) -> Iterator[None]:
 @contextlib.asynccontextmanager
 async def call_slot(role: str) -> AsyncIterator[None]:
     """Hold a slot of ``role`` (or of the role :func:`slot_role` set) while one call is in
-    flight; nothing without an active session."""
+    flight; nothing without an active session, and nothing more inside a call that already
+    holds one (a team's callable target that calls a model through this client: one call, one
+    slot, and no wait on a slot its own caller holds)."""
     slots = _slots.get()
-    if slots is None:
+    if slots is None or _holding.get():
         yield
         return
     async with slots.hold(_role.get() or role):
-        yield
+        token = _holding.set(True)
+        try:
+            yield
+        finally:
+            _holding.reset(token)

@@ -145,3 +145,15 @@ def test_the_budget_overshoots_by_at_most_one_call_per_slot(
     # the calls in flight when the first reply settled were admitted; none after it
     assert 1 <= len(fake_openai.requests) <= 3
     assert sum(1 for t in transcripts if not t.turns) >= 8 - 2 * 3
+
+
+def test_a_call_inside_a_call_takes_no_second_slot() -> None:
+    slots = CallSlots({"target": 1}, total=1)
+
+    async def main() -> None:
+        with slot_session(slots):
+            async with call_slot("target"), call_slot("target"):  # the inner one: no second slot
+                await asyncio.sleep(0)
+
+    asyncio.run(asyncio.wait_for(main(), 5))
+    assert slots.calls == {"target": 1}
