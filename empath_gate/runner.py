@@ -288,7 +288,7 @@ def execute(
     from empath_gate.llm.accounting import ledger_session
     from empath_gate.llm.adaptive import adaptive_session
     from empath_gate.llm.loop import run_calls
-    from empath_gate.llm.slots import slot_session
+    from empath_gate.llm.slots import note_remaining, slot_session
 
     finished: list[Transcript] = []
     judged: dict[str, list[MetricVerdict]] = {}
@@ -336,6 +336,7 @@ def execute(
 
             async def step(spec: RunSpec) -> RunRecord:
                 t = await gen.produce(spec)
+                note_remaining(0)  # only its judging is ahead
                 job = JudgeJob(t, tuple(metrics_for[t.conversation_id]))
                 verdicts = (await judge_batch([job], instrument=instrument, settings=settings, mode=mode,
                                               cache=cache, budget_stopped=stopped, finished=judged))[0]

@@ -77,7 +77,7 @@ from empath_gate.llm.cache import Cache
 from empath_gate.llm.classify import redact_secrets
 from empath_gate.llm.client import utc_now
 from empath_gate.llm.loop import run_calls
-from empath_gate.llm.slots import slot_session
+from empath_gate.llm.slots import note_remaining, slot_session
 from empath_gate.settings import Settings
 
 __all__ = [
@@ -190,6 +190,7 @@ class _Engine:
         aseed = _role_seed(s.auditor.seed, s, spec)
         strip = CueVocabulary(spec.cues) if spec.cues and s.target_cues == "strip" else None
         for k in range(spec.max_turns):
+            note_remaining(spec.max_turns - k)
             phase[0] = "auditor"
             at = await self.auditor.next_turn(
                 seed=spec.seed, persona=spec.persona, history=turns, user_turn=k,

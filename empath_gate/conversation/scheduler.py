@@ -11,7 +11,10 @@ transcript has at most one generation call in flight: :func:`drive` keeps
 every call slot busy while half of them wait for their next turn, and few enough that memory
 stays flat on plans of any size), each taken from generation through judging and annotation
 to its record before the next is opened. Judge calls of a finished transcript therefore start
-at once, in the same slots and the same event loop as the generation of the others.
+at once, in the same slots and the same event loop as the generation of the others. Each open
+transcript carries a :class:`~empath_gate.llm.slots.Ticket`, so a freed call slot goes to the
+oldest open transcript while some remain to be opened, then to the one with the most turns
+ahead (:mod:`empath_gate.llm.slots`).
 
 Sequential gating (``stop``, a :data:`StopRule` in :func:`empath_gate.runner.execute`): a
 conversation's runs go strictly one after another, the next starting only once the previous
@@ -29,7 +32,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-from empath_gate.llm.slots import CallSlots
+from empath_gate.llm.slots import CallSlots, Ticket, active_slots, ticket_session
 
 if TYPE_CHECKING:
     from empath_gate.conversation.runspec import RunSpec
@@ -99,21 +102,27 @@ async def drive(
     if stop is not None and stopped is None:
         raise ValueError("a stop rule needs a stopped() result for the runs it stops")
     results: list[R | None] = [None] * len(specs)
-    units = iter(_units(specs, stop is not None))
+    all_units = _units(specs, stop is not None)
+    units = iter(enumerate(all_units))
+    slots = active_slots()
 
     async def worker() -> None:
-        for unit in units:
+        for order, unit in units:
+            if slots is not None and order == len(all_units) - 1:
+                slots.all_open = True  # the last transcript is open: the longest go first
             done: list[R] = []
             reason: str | None = None
-            for i in unit:
-                if reason is not None:
-                    assert stopped is not None
-                    results[i] = stopped(specs[i], reason)
-                    continue
-                results[i] = result = await step(specs[i])
-                done.append(result)
-                if stop is not None:
-                    reason = stop(specs[i].conversation_id, list(done))
+            with ticket_session(Ticket(order)) as ticket:
+                for i in unit:
+                    if reason is not None:
+                        assert stopped is not None
+                        results[i] = stopped(specs[i], reason)
+                        continue
+                    ticket.remaining = specs[i].max_turns
+                    results[i] = result = await step(specs[i])
+                    done.append(result)
+                    if stop is not None:
+                        reason = stop(specs[i].conversation_id, list(done))
 
     n = max(1, min(window, len(specs)))
     await asyncio.gather(*(worker() for _ in range(n)))

@@ -14,7 +14,7 @@ from conv_support import TARGET, model_settings, specs
 from empath_gate.conversation.engine import generate_sync
 from empath_gate.conversation.runspec import RunSpec
 from empath_gate.conversation.scheduler import call_slots, drive, open_window
-from empath_gate.llm.slots import CallSlots, call_slot, slot_role, slot_session
+from empath_gate.llm.slots import CallSlots, Ticket, call_slot, slot_role, slot_session, ticket_session
 from empath_gate.testing import FakeOpenAIServer
 from empath_gate.testing.fake_openai import FakeRequest, Reply
 
@@ -157,3 +157,37 @@ def test_a_call_inside_a_call_takes_no_second_slot() -> None:
 
     asyncio.run(asyncio.wait_for(main(), 5))
     assert slots.calls == {"target": 1}
+
+
+def test_a_freed_slot_goes_to_the_oldest_then_to_the_longest_transcript() -> None:
+    slots = CallSlots({}, total=1)
+    served: list[int] = []
+
+    async def call(t: Ticket) -> None:
+        with ticket_session(t):
+            async with call_slot("target"):
+                served.append(t.order)
+                await asyncio.sleep(0)
+
+    async def main(tickets: list[Ticket]) -> None:
+        go = asyncio.Event()
+
+        async def hold() -> None:  # holds the one slot while the others queue
+            async with call_slot("target"):
+                await go.wait()
+
+        with slot_session(slots):
+            holder = asyncio.create_task(hold())
+            await asyncio.sleep(0)
+            tasks = [asyncio.create_task(call(t)) for t in tickets]
+            await asyncio.sleep(0.01)
+            go.set()
+            await asyncio.gather(holder, *tasks)
+
+    tickets = [Ticket(2, remaining=1), Ticket(0, remaining=1), Ticket(1, remaining=6)]
+    asyncio.run(main(tickets))
+    assert served == [0, 1, 2]  # transcripts still to open: the oldest first
+    served.clear()
+    slots.all_open = True
+    asyncio.run(main(tickets))
+    assert served == [1, 0, 2]  # every transcript open: most turns ahead first, then the oldest
