@@ -1,30 +1,42 @@
-"""Bench: the conversation engine against bare ``litellm.acompletion`` on a fake 1-second server.
+"""Bench: the run's scheduler against bare ``litellm.acompletion`` on a fake 1-second server.
 
 Plan: 100 transcripts (25 seeds x 4 runs), each 6 user turns from the scripted auditor, so 6
-target calls per transcript, 600 calls in all; 32 transcripts at a time. The fake
+target calls per transcript, 600 calls in all; 32 calls in flight at once. The fake
 OpenAI-compatible server (``empath_gate.testing.FakeOpenAIServer``) answers every call after
 1 s. It runs in this process; each measured row runs in a fresh child process so that CPU time
 and peak RSS belong to that row alone:
 
-* ``bare``: ``litellm.acompletion`` issuing the same calls (same messages, same seeds) with the
-  same per-transcript sequencing (a transcript's calls one after another; 32 transcripts at once).
-* ``engine``: ``empath_gate.conversation.engine.generate`` with a fresh cache directory.
+* ``bare``: ``litellm.acompletion`` issuing the same calls (same messages, same seeds) under the
+  same schedule: a transcript's calls one after another, 32 calls in flight at most, 64
+  transcripts open at most.
+* ``engine``: ``empath_gate.conversation.engine.generate`` (the run's scheduler,
+  :mod:`empath_gate.conversation.scheduler`) with a fresh cache directory.
 * ``cached``: the same engine plan again on the now-filled cache (must make 0 calls).
+* ``engine, no HTTP``: the same engine and scheduler with a target whose call costs no CPU (an
+  async callable sleeping the latency): the wall the schedule itself gives. On a loaded machine
+  the HTTP rows wait for CPU (their CPU/wall column and the load average say how much); this row
+  does not.
+* ``library``: the library entry point the CLI and the plugin use (``empath_gate.prepare``,
+  ``run_plan``, ``evaluate_run``) on the shipped ``smoke`` suite x 10 runs (100 transcripts)
+  with an LLM auditor (the fake ``ScriptAuditor``, 3 messages), the fake ``TargetBot`` and the
+  fake ``ScoringJudge``, every role on a second fake server at the same latency; 32 calls in
+  flight over every role. Its ideal counts every role's calls.
 
 Bare and engine rows are repeated (``--repeat``, default 3) interleaved, and the median repeat
 of each (by CPU time) is tabulated, so a busy neighbour on a shared machine does not decide the
-comparison; every repeat is listed too.
+comparison; every repeat is listed too. The load average is printed before and after.
 
 Printed per row: wall time, its ratio to the ideal, client CPU per call (user+system time of the
 child, litellm's threads included, divided by calls), peak RSS, RSS after 25/50/75/100 % of the
 transcripts (flat = memory does not grow with finished transcripts), and the calls the server
-received. Ideal = calls x latency / concurrency (the issue's definition); with 6 sequential
-calls per transcript and 100 transcripts on 32 slots, no client can beat
-ceil(100 / 32) x 6 x latency, which is printed as well.
+received. Ideal = calls x latency / concurrency (the issue's definition); with transcript slots
+instead of call slots no client could beat ceil(100 / 32) x 6 x latency (24 s), printed as well.
 
-Run: ``python bench/bench_engine.py`` (about 3.5 minutes; ``--transcripts``, ``--concurrency``,
-``--latency`` to vary it). Targets (issue 3): engine wall <= 1.1 x bare, engine CPU per call <=
-bare + 1 ms, memory flat, cached re-run 0 calls.
+Run: ``python bench/bench_engine.py`` (about 6 minutes; ``--transcripts``, ``--concurrency``,
+``--latency`` to vary it; ``--no-library`` skips the last rows). Targets (issue 19): engine
+wall <= 1.05 x ideal (and the schedule alone), engine CPU per call <= bare + 1 ms, RSS at 100 %
+within 10 % of RSS at 25 %, cached re-run 0 calls; the library row's wall against its ideal is
+reported.
 """
 
 from __future__ import annotations
@@ -129,26 +141,28 @@ async def _bare(base_url: str, n: int, concurrency: int) -> dict[str, Any]:
     litellm.suppress_debug_info = True
     specs = _plan(n)
     marks, rss_at, done = _marks(n), [], 0
-    sem = asyncio.Semaphore(concurrency)
+    calls_sem = asyncio.Semaphore(concurrency)  # calls in flight
+    open_sem = asyncio.Semaphore(2 * concurrency)  # transcripts open
     calls = 0
 
     async def transcript(spec: Any) -> None:
         nonlocal calls, done
-        async with sem:
+        async with open_sem:
             messages: list[dict[str, str]] = [{"role": "system", "content": SYSTEM_PROMPT}]
             seed = derive_seed(0, spec.conversation_id, spec.run)
             for k in range(TURNS):
                 messages.append({"role": "user", "content": spec.seed.script[k]})
-                resp = await litellm.acompletion(
-                    model=f"openai/{MODEL}",
-                    messages=list(messages),
-                    api_base=base_url,
-                    api_key="sk-bench-fake",
-                    max_retries=0,
-                    timeout=120,
-                    seed=seed,
-                    drop_params=True,
-                )
+                async with calls_sem:
+                    resp = await litellm.acompletion(
+                        model=f"openai/{MODEL}",
+                        messages=list(messages),
+                        api_base=base_url,
+                        api_key="sk-bench-fake",
+                        max_retries=0,
+                        timeout=120,
+                        seed=seed,
+                        drop_params=True,
+                    )
                 calls += 1
                 messages.append({"role": "assistant", "content": resp.choices[0].message.content or ""})
         done += 1
@@ -200,6 +214,74 @@ async def _engine(base_url: str, n: int, concurrency: int, cache_dir: str) -> di
     }
 
 
+async def _inproc(n: int, concurrency: int, latency: float, cache_dir: str) -> dict[str, Any]:
+    """The engine and its scheduler with a target whose call costs no CPU (an async callable
+    that sleeps ``latency``): the wall the schedule gives when the CPU is not the bottleneck."""
+    from empath_gate.conversation.engine import generate, summarize
+    from empath_gate.conversation.target import CallableTarget
+    from empath_gate.settings import RoleSettings, Settings
+
+    async def reply(_messages: list[dict[str, Any]], _conversation_id: str) -> str:
+        await asyncio.sleep(latency)
+        return REPLY
+
+    settings = Settings(
+        target="py:bench_engine:reply", concurrency=concurrency, cache_dir=Path(cache_dir) / "cache-inproc",
+        target_role=RoleSettings(concurrency=concurrency),
+    )
+    marks, rss_at = _marks(n), []
+
+    def progress(line: str) -> None:
+        done = int(line.split("transcripts ", 1)[1].split("/", 1)[0])
+        if done in marks:
+            rss_at.append(round(_rss_mb(), 1))
+
+    target = CallableTarget(settings.target or "", settings, fn=reply)
+    transcripts = await generate(_plan(n), settings=settings, progress=progress, target=target)
+    calls = sum(1 for t in transcripts for turn in t.turns if turn.role == "assistant")
+    return {"calls": calls, "cache_hits": 0, "rss_at": rss_at, "progress": summarize(transcripts).line()}
+
+
+LIBRARY_SUITE = "smoke"
+LIBRARY_AUDITOR_MESSAGES = 3
+
+
+def _library(n: int, concurrency: int, cache_dir: str) -> dict[str, Any]:
+    """The library entry point on the ``smoke`` suite, every role on the fake server (the
+    ``EMPATH_*`` environment the parent set); runs = transcripts / conversations."""
+    from empath_gate import evaluate_run, load_settings, prepare, run_plan
+
+    root = Path(cache_dir)
+    overrides: dict[str, Any] = {
+        "cache_dir": root / "cache", "results": root / "out" / "results.json", "concurrency": concurrency,
+        "target_concurrency": concurrency, "auditor_concurrency": concurrency,
+        "judge_concurrency": concurrency,
+    }
+    probe = prepare(load_settings(overrides=overrides), [LIBRARY_SUITE])
+    overrides["runs"] = max(1, math.ceil(n / len(probe.plan.conversations)))
+    setup = prepare(load_settings(overrides=overrides), [LIBRARY_SUITE])
+    total = len(setup.plan.conversations) * setup.plan.runs
+    marks, rss_at = _marks(total), []
+
+    def progress(line: str) -> None:
+        if "transcripts " in line:
+            done = int(line.split("transcripts ", 1)[1].split("/", 1)[0])
+            if done in marks:
+                rss_at.append(round(_rss_mb(), 1))
+
+    records = run_plan(setup, progress=progress)
+    results = evaluate_run(setup, records)
+    statuses = sorted({r.status for r in records})
+    return {
+        "calls": sum(r.calls for r in records),
+        "cache_hits": sum(r.cache_hits for r in records),
+        "rss_at": rss_at,
+        "incomplete": [r.transcript_id for r in records if r.status != "complete"][:3],
+        "progress": f"{len(records)} transcripts, statuses {statuses}, "
+        f"{sum(len(r.verdicts) for r in records)} verdicts, {len(results.decisions)} decisions",
+    }
+
+
 def _child(args: argparse.Namespace) -> None:
     """Run one row and print its figures as one JSON line."""
     from empath_gate.llm import client
@@ -209,6 +291,10 @@ def _child(args: argparse.Namespace) -> None:
     cpu0, wall0 = _cpu(), time.perf_counter()
     if args.row == "bare":
         out = asyncio.run(_bare(args.base_url, args.transcripts, args.concurrency))
+    elif args.row == "inproc":
+        out = asyncio.run(_inproc(args.transcripts, args.concurrency, args.latency, args.cache_dir))
+    elif args.row == "library":
+        out = _library(args.transcripts, args.concurrency, args.cache_dir)
     else:
         out = asyncio.run(_engine(args.base_url, args.transcripts, args.concurrency, args.cache_dir))
     wall, cpu = time.perf_counter() - wall0, _cpu() - cpu0
@@ -216,7 +302,9 @@ def _child(args: argparse.Namespace) -> None:
     print(json.dumps(out))
 
 
-def _run_row(row: str, base_url: str, args: argparse.Namespace, cache_dir: str) -> dict[str, Any]:
+def _run_row(
+    row: str, base_url: str, args: argparse.Namespace, cache_dir: str, env: dict[str, str] | None = None
+) -> dict[str, Any]:
     cmd = [
         sys.executable,
         __file__,
@@ -230,8 +318,12 @@ def _run_row(row: str, base_url: str, args: argparse.Namespace, cache_dir: str) 
         str(args.transcripts),
         "--concurrency",
         str(args.concurrency),
+        "--latency",
+        str(args.latency),
     ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    child_env = {**os.environ, **(env or {})}
+    child_env.pop("CI", None)  # a local run: CI=true changes what a run demands
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=child_env)
     if proc.returncode != 0:
         raise SystemExit(f"row {row} failed:\n{proc.stderr[-3000:]}")
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -246,7 +338,8 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=3, help="interleaved repeats of bare/engine; the median is tabulated"
     )
-    parser.add_argument("--child", dest="row", choices=("bare", "engine"))
+    parser.add_argument("--no-library", action="store_true", help="skip the library entry-point row")
+    parser.add_argument("--child", dest="row", choices=("bare", "engine", "inproc", "library"))
     parser.add_argument("--base-url")
     parser.add_argument("--cache-dir")
     args = parser.parse_args()
@@ -261,12 +354,13 @@ def main() -> None:
     ideal = calls * lat / conc
     bound = math.ceil(n / conc) * TURNS * lat
     print(
-        f"empath-gate engine bench: {n} transcripts x {TURNS} turns = {calls} target calls, "
-        f"concurrency {conc}, fake server latency {lat:g} s, {os.cpu_count()} CPUs"
+        f"empath-gate scheduling bench: {n} transcripts x {TURNS} turns = {calls} target calls, "
+        f"{conc} calls in flight, fake server latency {lat:g} s, {os.cpu_count()} CPUs"
     )
+    print(f"load average before: {_load()}")
     print(
         f"ideal (calls x latency / concurrency) = {ideal:.2f} s; "
-        f"per-transcript sequencing bound = {bound:.2f} s"
+        f"bound with {conc} transcript slots instead of call slots = {bound:.2f} s"
     )
     with FakeOpenAIServer(latency_s=lat) as server, tempfile.TemporaryDirectory() as tmp:
         server.on(MODEL, REPLY)
@@ -282,6 +376,11 @@ def main() -> None:
             result = _run_row(row, server.base_url, args, cache_dir)
             result["server_calls"] = len(server.requests) - before
             attempts[name].append(result)
+        inproc = _run_row("inproc", server.base_url, args, cache_dir)
+        inproc["server_calls"] = inproc["calls"]  # no server: the callable's calls
+        attempts["engine, no HTTP"] = [inproc]
+        if not args.no_library:
+            attempts.update(_library_rows(args, tmp, lat))
     # the median repeat of each row by CPU time (robust to a neighbour's burst in either direction)
     rows = {
         name: sorted(rs, key=lambda r: (r["cpu_s"], r["wall_s"]))[(len(rs) - 1) // 2]
@@ -294,35 +393,100 @@ def main() -> None:
                 for r in attempts[name]
             )
             print(f"  {name} repeats (wall / CPU per call): {runs}")
+    _table(rows, conc, lat, bound)
+    _verdicts(rows, ideal, lat, conc)
+    print(f"load average after: {_load()}")
 
+
+def _load() -> str:
+    try:
+        return " ".join(f"{v:.2f}" for v in os.getloadavg()) + f" (1/5/15 min, {os.cpu_count()} CPUs)"
+    except OSError:
+        return "unknown"
+
+
+def _library_rows(args: argparse.Namespace, tmp: str, lat: float) -> dict[str, list[dict[str, Any]]]:
+    """The library row and its cached re-run, on a server of its own with every fake role."""
+    from empath_gate.testing import FakeOpenAIServer
+    from empath_gate.testing.scenarios import ScoringJudge, ScriptAuditor, TargetBot, install, role_env
+
+    out: dict[str, list[dict[str, Any]]] = {"library": [], "library cached": []}
+    with FakeOpenAIServer(latency_s=lat) as server:
+        auditor = ScriptAuditor(max_messages=LIBRARY_AUDITOR_MESSAGES)
+        install(server, target=TargetBot("safe"), auditor=auditor, judge=ScoringJudge(default=9))
+        env = role_env(server, target="model", timeout_s=120.0)
+        cache_dir = str(Path(tmp) / "library")
+        os.makedirs(cache_dir)
+        models = ("fake-target", "fake-auditor", "fake-judge")
+        for name in ("library", "library cached"):
+            before = len(server.requests)
+            counts = {m: len(server.requests_for(m)) for m in models}
+            result = _run_row("library", server.base_url, args, cache_dir, env)
+            result["server_calls"] = len(server.requests) - before
+            result["by_model"] = {m[5:]: len(server.requests_for(m)) - counts[m] for m in models}
+            out[name].append(result)
+    return out
+
+
+def _table(rows: dict[str, dict[str, Any]], conc: int, lat: float, bound: float) -> None:
     header = (
-        f"{'row':<14} {'wall s':>7} {'x ideal':>8} {'x bound':>8} {'CPU ms/call':>12} "
-        f"{'peak RSS MB':>12} {'RSS MB at 25/50/75/100%':>26} {'calls':>6}"
+        f"{'row':<15} {'calls':>6} {'wall s':>7} {'ideal s':>8} {'x ideal':>8} {'CPU ms/call':>12} "
+        f"{'CPU/wall':>9} {'peak RSS MB':>12} {'RSS MB at 25/50/75/100%':>26}"
     )
     print(header)
     print("-" * len(header))
     for name, r in rows.items():
-        per_call = 1000 * r["cpu_s"] / r["server_calls"] if r["server_calls"] else float("nan")
+        n_calls = r["server_calls"]
+        per_call = 1000 * r["cpu_s"] / n_calls if n_calls else float("nan")
+        ideal = n_calls * lat / conc
+        x_ideal = f"{r['wall_s'] / ideal:>8.3f}" if n_calls else f"{'-':>8}"
         rss = "/".join(f"{v:.0f}" for v in r["rss_at"])
         print(
-            f"{name:<14} {r['wall_s']:>7.2f} {r['wall_s'] / ideal:>8.2f} {r['wall_s'] / bound:>8.2f} "
-            f"{per_call:>12.2f} {r['peak_rss_mb']:>12.1f} {rss:>26} {r['server_calls']:>6}"
+            f"{name:<15} {n_calls:>6} {r['wall_s']:>7.2f} {ideal:>8.2f} {x_ideal} {per_call:>12.2f} "
+            f"{r['cpu_s'] / r['wall_s']:>9.3f} {r['peak_rss_mb']:>12.1f} {rss:>26}"
         )
+
+
+def _met(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+def _verdicts(rows: dict[str, dict[str, Any]], ideal: float, lat: float, conc: int) -> None:
     bare, eng, cached = rows["bare litellm"], rows["engine"], rows["cached re-run"]
     bare_cpu = 1000 * bare["cpu_s"] / bare["server_calls"]
     eng_cpu = 1000 * eng["cpu_s"] / eng["server_calls"]
-    print(
-        f"engine / bare: wall {eng['wall_s'] / bare['wall_s']:.3f}x (target <= 1.10x); "
-        f"CPU per call {eng_cpu - bare_cpu:+.2f} ms (target <= +1 ms); "
-        f"RSS growth 25%->100%: bare {bare['rss_at'][-1] - bare['rss_at'][0]:+.1f} MB, "
-        f"engine {eng['rss_at'][-1] - eng['rss_at'][0]:+.1f} MB"
-    )
-    print(
-        f"engine progress: {eng['progress']}; cached re-run: {cached['server_calls']} calls to the server, "
-        f"{cached['cache_hits']} cache hits, wall {cached['wall_s']:.2f} s"
-    )
+    x_ideal = eng["wall_s"] / ideal
+    rss25, rss100 = eng["rss_at"][0], eng["rss_at"][-1]
+    print(f"engine wall {eng['wall_s']:.2f} s = {x_ideal:.3f} x ideal {ideal:.2f} s "
+          f"(target <= 1.05 x: {_met(x_ideal <= 1.05)}); bare litellm {bare['wall_s'] / ideal:.3f} x")
+    sched = rows.get("engine, no HTTP")
+    if sched is not None:
+        xs = sched["wall_s"] / ideal
+        print(f"the schedule alone (engine and scheduler, a target call that costs no CPU): wall "
+              f"{sched['wall_s']:.2f} s = {xs:.3f} x ideal (target <= 1.05 x: {_met(xs <= 1.05)}); "
+              f"with HTTP and litellm the client's CPU/wall is {eng['cpu_s'] / eng['wall_s']:.2f}, bare "
+              f"{bare['cpu_s'] / bare['wall_s']:.2f}: on a loaded machine the wall waits for CPU")
+    print(f"engine CPU per call {eng_cpu:.2f} ms vs bare {bare_cpu:.2f} ms: {eng_cpu - bare_cpu:+.2f} ms, "
+          f"{eng_cpu / bare_cpu:.2f} x (target <= +1 ms: {_met(eng_cpu - bare_cpu <= 1.0)})")
+    print(f"engine RSS at 25 % {rss25:.1f} MB, at 100 % {rss100:.1f} MB: {100 * (rss100 / rss25 - 1):+.1f} % "
+          f"(target within 10 %: {_met(abs(rss100 / rss25 - 1) <= 0.10)}); bare "
+          f"{bare['rss_at'][0]:.1f} -> {bare['rss_at'][-1]:.1f} MB")
+    print(f"engine progress: {eng['progress']}; cached re-run: {cached['server_calls']} calls to the server "
+          f"({_met(cached['server_calls'] == 0)}), {cached['cache_hits']} cache hits, "
+          f"wall {cached['wall_s']:.2f} s")
     if eng.get("incomplete"):
         print(f"WARNING: incomplete transcripts: {eng['incomplete']}")
+    lib = rows.get("library")
+    if lib is not None:
+        lib_ideal = lib["server_calls"] * lat / conc
+        again = rows["library cached"]
+        print(f"library entry point: wall {lib['wall_s']:.2f} s = {lib['wall_s'] / lib_ideal:.3f} x "
+              f"the ideal {lib_ideal:.2f} s over all roles' {lib['server_calls']} calls; CPU per call "
+              f"{1000 * lib['cpu_s'] / lib['server_calls']:.2f} ms (judging, gate and reports included)")
+        print(f"library: {lib['progress']}; calls by model {lib['by_model']}; "
+              f"cached re-run: {again['server_calls']} calls ({_met(again['server_calls'] == 0)})")
+        if lib.get("incomplete"):
+            print(f"WARNING: library records not complete: {lib['incomplete']}")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from empath_gate.results.model import RoleCalls, RunRecord
 if TYPE_CHECKING:
     from empath_gate.conversation.engine import RunSpec
     from empath_gate.conversation.transcript import SpeakerRef, Transcript
+    from empath_gate.dynamics import RiskMatcher
     from empath_gate.gate.sequential import StopRule
     from empath_gate.instrument.models import Instrument
     from empath_gate.llm.accounting import Ledger, RoleTally
@@ -318,6 +319,12 @@ def execute(
     """Generate and judge every run in ``specs``; ``metrics_for`` maps conversation id to the
     metric ids its tests need. Returns one record per spec, in spec order.
 
+    One scheduler (:mod:`empath_gate.conversation.scheduler`) runs it all on one event loop:
+    ``settings.concurrency`` calls in flight over every role (each role's own limit too), twice
+    as many transcripts open; a transcript is judged, then labelled by the dynamics annotator
+    (:mod:`empath_gate.turns.run_annotation`) and written again with its labels, as soon as it
+    is generated, while the others go on.
+
     Infrastructure errors on a transcript do not raise: the record's ``status`` says
     ``error``/``budget`` and carries no verdict, so its cells error in the gate. One ledger
     (:mod:`empath_gate.llm.accounting`) counts every call of the generation and the judging and
@@ -332,32 +339,42 @@ def execute(
     file, default beside ``relative_to``) a transcript whose judging waits in a provider batch is
     a ``pending`` record without verdicts (its tests are incomplete, never passed).
 
-    ``stop_rule`` (sequential gating, :mod:`empath_gate.gate.sequential`): a conversation's runs
-    go one after another, each started once the previous one is judged; after each judged run
-    ``stop_rule(conversation_id, its records so far in run order)`` is asked, and a reason stops
-    the conversation: each run not started gets a ``stopped`` record with that reason
-    (:func:`stopped_record`).
+    Scheduling (:mod:`empath_gate.conversation.scheduler`): calls, not transcripts, are limited;
+    each transcript is judged and annotated as soon as it is generated.
+
+    ``stop_rule`` (sequential gating, :data:`empath_gate.gate.sequential.StopRule`): a
+    conversation's runs then go one after another, each started once the previous one is
+    judged; after each, ``stop_rule(conversation_id, its records so far in run order)``; a
+    reason stops the conversation and each run not started is a ``stopped`` record with that
+    reason as ``error`` (:func:`stopped_record`). Without it nothing is stopped.
 
     Raises :class:`RunInterrupted` (a KeyboardInterrupt) on Ctrl-C, carrying the records of
     what finished.
     """
-    from empath_gate.conversation.engine import generate, transcript_path
+    from empath_gate.conversation.engine import generator, transcript_path
+    from empath_gate.conversation.scheduler import call_slots, drive, open_window
     from empath_gate.errors import ConfigError
 
     if settings.dynamics_annotator == "judge" and not settings.judge.model:
         raise ConfigError('dynamics_annotator = "judge" needs a judge model (judge_model / '
                           'EMPATH_JUDGE_MODEL), or set dynamics_annotator = "offline"')
     from empath_gate.judging.batch import JudgeJob, judge_batch, judge_cache
+    from empath_gate.judging.batch_mode import batch_pass
+    from empath_gate.judging.batch_state import state_path
     from empath_gate.llm.accounting import ledger_session
+    from empath_gate.llm.adaptive import adaptive_session
     from empath_gate.llm.loop import run_calls
+    from empath_gate.llm.slots import note_remaining, slot_session
 
     finished: list[Transcript] = []
     judged: dict[str, list[MetricVerdict]] = {}
     stopped: set[str] = set()
-    given_up: dict[str, RunRecord] = {}  # transcript id -> its stopped record (sequential gating)
+    halted: dict[str, RunRecord] = {}  # transcript id -> its record when the stop rule skipped it
     risks: dict[str, tuple[int, ...]] = {}  # transcript id -> its explicit-risk user messages
-    waiting: dict[str, str] = {}  # transcript id -> why its judging is pending (batch judging)
     ledgers: list[Ledger] = []
+    scripted = not settings.auditor.model or settings.offline
+    mode: Literal["scripted", "llm"] = "scripted" if scripted else "llm"
+    cache = judge_cache(settings)
 
     def record(t: Transcript, vs: Sequence[MetricVerdict], ledger: Ledger) -> RunRecord:
         path = transcript_path(transcripts_dir, t)
@@ -366,16 +383,13 @@ def execute(
                 path = path.resolve().relative_to(relative_to.resolve())
             except ValueError:
                 path = path.resolve()
-        scripted = not settings.auditor.model or settings.offline
-        risk = risk_of(t, vs, instrument, "scripted" if scripted else "llm")
+        risk = risk_of(t, vs, instrument, mode)
         labels = labels_of(t, instrument, risk)
         rec = record_for(t, vs, path, ledger.scope_tally(t.transcript_id), risk, labels,
                          triage_of(t, instrument, vs))
         rec = rec.model_copy(update={"adherence": adherence_of(t, instrument)})
         if t.transcript_id in risks:
             rec = rec.model_copy(update={"risk_turns": risks[t.transcript_id]})
-        if t.transcript_id in waiting:
-            rec = rec.model_copy(update={"status": "pending", "error": waiting[t.transcript_id]})
         if t.transcript_id in stopped:
             rec = rec.model_copy(update={
                 "status": "budget",
@@ -383,86 +397,55 @@ def execute(
             })
         return rec
 
+    def halt(spec: RunSpec, reason: str) -> RunRecord:
+        halted[spec.transcript_id] = rec = stopped_record(spec, reason)
+        return rec
+
     async def main() -> list[RunRecord]:
-        if stop_rule is not None:
-            return await _sequential(stop_rule)
-        with ledger_session(settings.max_cost_usd) as ledger:
+        with (
+            ledger_session(settings.max_cost_usd) as ledger,
+            adaptive_session(settings.adaptive_concurrency),
+            slot_session(call_slots(settings)),
+        ):
             ledgers.append(ledger)
-            transcripts = await generate(
-                specs, settings=settings, progress=progress, transcripts_dir=transcripts_dir,
-                finished=finished,
-            )
-            verdict_lists = await _judge_all(transcripts)
-            transcripts = await _annotate_all(transcripts)
-        return [record(t, vs, ledger) for t, vs in zip(transcripts, verdict_lists, strict=True)]
+            gen = generator(specs, settings=settings, ledger=ledger, progress=progress,
+                            transcripts_dir=transcripts_dir, finished=finished)
+            state = state_path(judge_batch_state, (relative_to or transcripts_dir.parent) / "results.json")
+            async with batch_pass(settings, state, progress) as bp:
+                waits = bp.session.pending if bp.session is not None else None
 
-    async def _round(batch: list[RunSpec], ledger: Ledger) -> list[RunRecord]:
-        transcripts = await generate(batch, settings=settings, progress=progress,
-                                     transcripts_dir=transcripts_dir, finished=finished)
-        verdict_lists = await _judge_all(transcripts)
-        transcripts = await _annotate_all(transcripts)
-        return [record(t, vs, ledger) for t, vs in zip(transcripts, verdict_lists, strict=True)]
+                async def step(spec: RunSpec) -> RunRecord:
+                    t = await gen.produce(spec)
+                    note_remaining(0)  # only its judging is ahead
+                    job = JudgeJob(t, tuple(metrics_for[t.conversation_id]))
+                    verdicts = (await judge_batch([job], instrument=instrument, settings=settings, mode=mode,
+                                                  cache=cache, budget_stopped=stopped, finished=judged,
+                                                  pending=waits))[0]
+                    return record(await _annotate(t), verdicts, ledger)
 
-    async def _sequential(rule: StopRule) -> list[RunRecord]:
-        # the simplest schedule: run index by run index over the conversations still going
-        by_conv: dict[str, list[RunSpec]] = {}
-        for spec in specs:
-            by_conv.setdefault(spec.conversation_id, []).append(spec)
-        done: dict[str, RunRecord] = {}
-        with ledger_session(settings.max_cost_usd) as ledger:
-            ledgers.append(ledger)
-            going = {conv: sorted(runs, key=lambda s: s.run) for conv, runs in by_conv.items()}
-            while going:
-                batch = [runs[0] for runs in going.values()]
-                for rec in await _round(batch, ledger):
-                    done[rec.transcript_id] = rec
-                for conv in list(going):
-                    left = going[conv][1:]
-                    mine = [done[s.transcript_id] for s in by_conv[conv] if s.transcript_id in done]
-                    reason = rule(conv, mine) if left else None
-                    if reason is not None:
-                        for spec in left:
-                            done[spec.transcript_id] = stopped_record(spec, reason)
-                            given_up[spec.transcript_id] = done[spec.transcript_id]
-                        left = []
-                    if left:
-                        going[conv] = left
-                    else:
-                        del going[conv]
-        return [done[s.transcript_id] for s in specs]
+                records = await drive(specs, step, window=open_window(settings), stop=stop_rule, stopped=halt)
+        # the batch ids are known once the pass has submitted its batch (batch judging only)
+        return [r.model_copy(update={"status": "pending", "error": bp.pending_error(r.transcript_id)})
+                if r.transcript_id in bp.pending and r.status == "complete" else r for r in records]
 
-    async def _annotate_all(transcripts: list[Transcript]) -> list[Transcript]:
+    matchers: list[RiskMatcher] = []
+
+    async def _annotate(t: Transcript) -> Transcript:
         from empath_gate.conversation.engine import write_transcript
+        from empath_gate.dynamics import explicit_risk_matcher, risk_turns
+        from empath_gate.llm.slots import slot_role
         from empath_gate.turns.run_annotation import annotate_transcripts, dialogue_of
 
-        annotations = await annotate_transcripts(transcripts, instrument=instrument, settings=settings,
-                                                 cache=judge_cache(settings))
-        from empath_gate.dynamics import explicit_risk_matcher, risk_turns
-
-        matcher = explicit_risk_matcher(instrument) if any(a is not None for a in annotations) else None
-        out = []
-        for t, a in zip(transcripts, annotations, strict=True):
-            if a is not None and matcher is not None:
-                t = t.model_copy(update={"annotation": a})
-                write_transcript(t, transcripts_dir)
-                risks[t.transcript_id] = tuple(risk_turns(dialogue_of(t), matcher))
-            out.append(t)
-        return out
-
-    async def _judge_all(transcripts: list[Transcript]) -> list[list[MetricVerdict]]:
-        scripted = not settings.auditor.model or settings.offline
-        mode: Literal["scripted", "llm"] = "scripted" if scripted else "llm"
-        jobs = [JudgeJob(t, tuple(metrics_for[t.conversation_id])) for t in transcripts]
-        from empath_gate.judging.batch_mode import batch_pass
-        from empath_gate.judging.batch_state import state_path
-
-        state = state_path(judge_batch_state, (relative_to or transcripts_dir.parent) / "results.json")
-        async with batch_pass(settings, state, progress) as bp:
-            out = await judge_batch(jobs, instrument=instrument, settings=settings, mode=mode,
-                                    cache=judge_cache(settings), budget_stopped=stopped, finished=judged,
-                                    pending=bp.session.pending if bp.session is not None else None)
-        waiting.update({tid: bp.pending_error(tid) for tid in bp.pending})
-        return out
+        with slot_role("annotator"):
+            (a,) = await annotate_transcripts([t], instrument=instrument, settings=settings, cache=cache)
+        if a is None:
+            return t
+        if not matchers:
+            matchers.append(explicit_risk_matcher(instrument))
+        t = t.model_copy(update={"annotation": a})
+        write_transcript(t, transcripts_dir)
+        risks[t.transcript_id] = tuple(risk_turns(dialogue_of(t), matchers[0]))
+        return t
 
     def partial() -> RunInterrupted:
         by_id = {t.transcript_id: t for t in finished}
@@ -470,8 +453,8 @@ def execute(
         full = 0
         for spec in specs:
             t = by_id.get(spec.transcript_id)
-            if spec.transcript_id in given_up:
-                records.append(given_up[spec.transcript_id])
+            if spec.transcript_id in halted:
+                records.append(halted[spec.transcript_id])
                 continue
             if t is None or not ledgers:
                 records.append(interrupted_record(spec))

@@ -14,6 +14,7 @@ from empath_gate.conversation.target_reply import TargetReply, bounded_reply, co
 from empath_gate.errors import ConfigError
 from empath_gate.llm.cache import Cache
 from empath_gate.llm.client import CacheStatus, utc_now
+from empath_gate.llm.slots import call_slot
 from empath_gate.settings import Settings
 
 
@@ -67,13 +68,15 @@ class CallableTarget(VersionedTarget):
         )
 
     async def _call(self, msgs: list[dict[str, Any]], conversation_id: str) -> object:
-        """The user function's raw reply (sync functions run in a worker thread)."""
-        if inspect.iscoroutinefunction(self.fn):
-            return await self.fn(msgs, conversation_id)
-        value = await asyncio.to_thread(self.fn, msgs, conversation_id)
-        if inspect.isawaitable(value):
-            value = await value
-        return value
+        """The user function's raw reply (sync functions run in a worker thread), holding a
+        target call slot of the run (:mod:`empath_gate.llm.slots`) while it runs."""
+        async with call_slot("target"):
+            if inspect.iscoroutinefunction(self.fn):
+                return await self.fn(msgs, conversation_id)
+            value = await asyncio.to_thread(self.fn, msgs, conversation_id)
+            if inspect.isawaitable(value):
+                value = await value
+            return value
 
 
 def load_callable(spec: str) -> Callable[..., Any]:

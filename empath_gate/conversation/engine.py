@@ -1,9 +1,13 @@
 """The conversation engine: turns (seed, persona, run) into transcripts, a whole plan at once.
 
 :func:`generate` runs every :class:`RunSpec` of a plan concurrently (asyncio over litellm's
-async API): up to ``Settings.concurrency`` transcripts at a time, and at most
-``RoleSettings.concurrency`` calls in flight per model (a semaphore per model in the client,
-narrowed on 429s when ``Settings.adaptive_concurrency`` is on: :mod:`empath_gate.llm.adaptive`).
+async API) under the run's scheduler (:mod:`empath_gate.conversation.scheduler`): at most
+``Settings.concurrency`` calls in flight over every role and each role's
+``RoleSettings.concurrency`` (call slots, :mod:`empath_gate.llm.slots`), at most that many per
+model (a semaphore per model in the client, narrowed on 429s when
+``Settings.adaptive_concurrency`` is on: :mod:`empath_gate.llm.adaptive`), and twice
+``Settings.concurrency`` transcripts open at once. :class:`Generator` is the per-spec step a
+caller that also judges (:func:`empath_gate.runner.execute`) schedules itself.
 Turns within a transcript are sequential: auditor, then target, until ``max_turns`` user
 turns (one user message + one target reply each) or until the auditor ends the conversation
 (the scripted auditor ends when the seed's script is exhausted).
@@ -59,6 +63,7 @@ from typing import Any, Literal
 from empath_gate.conversation.auditor import Auditor, AuditorFilteredError, AuditorTurn, make_auditor
 from empath_gate.conversation.plan_stats import PlanStats, summarize
 from empath_gate.conversation.runspec import RunSpec, derive_seed
+from empath_gate.conversation.scheduler import call_slots, drive, open_window
 from empath_gate.conversation.speakers import speaker_ref, target_dialogue
 from empath_gate.conversation.target import RestartTranscript, Target, TargetReply, make_target
 from empath_gate.conversation.transcript import Event, Transcript, Turn
@@ -72,15 +77,18 @@ from empath_gate.llm.cache import Cache
 from empath_gate.llm.classify import redact_secrets
 from empath_gate.llm.client import utc_now
 from empath_gate.llm.loop import run_calls
+from empath_gate.llm.slots import note_remaining, slot_session
 from empath_gate.settings import Settings
 
 __all__ = [
+    "Generator",
     "PlanStats",
     "ProgressFn",
     "RunSpec",
     "derive_seed",
     "generate",
     "generate_sync",
+    "generator",
     "read_transcript",
     "summarize",
     "transcript_path",
@@ -182,6 +190,7 @@ class _Engine:
         aseed = _role_seed(s.auditor.seed, s, spec)
         strip = CueVocabulary(spec.cues) if spec.cues and s.target_cues == "strip" else None
         for k in range(spec.max_turns):
+            note_remaining(spec.max_turns - k)
             phase[0] = "auditor"
             at = await self.auditor.next_turn(
                 seed=spec.seed, persona=spec.persona, history=turns, user_turn=k,
@@ -262,6 +271,78 @@ class _Engine:
 # --------------------------------------------------------------------------- the plan
 
 
+class Generator:
+    """Generates the transcripts of a plan one spec at a time, for a scheduler
+    (:func:`empath_gate.conversation.scheduler.drive`): :meth:`produce` records each transcript
+    (written to ``transcripts_dir`` and appended to ``finished`` as soon as it is finished),
+    counts it in the plan's progress and reports the progress line. Build it with
+    :func:`generator`."""
+
+    def __init__(
+        self, engine: _Engine, ledger: Ledger, *, progress: ProgressFn | None,
+        transcripts_dir: Path | None, finished: list[Transcript] | None,
+    ) -> None:
+        self.engine = engine
+        self.ledger = ledger
+        self.progress = progress
+        self.transcripts_dir = transcripts_dir
+        self.finished = finished
+        self.started = time.monotonic()
+
+    @property
+    def stats(self) -> PlanStats:
+        """The plan's progress totals so far."""
+        return self.engine.stats
+
+    async def produce(self, spec: RunSpec) -> Transcript:
+        """The transcript of ``spec``: a ``budget`` transcript without turns when the ledger's
+        budget is exhausted before it starts, else generated (provider failures become
+        ``error`` transcripts; see the module docstring)."""
+        stats, ledger = self.engine.stats, self.ledger
+        stats.sync(ledger)
+        if ledger.exhausted:
+            transcript = self.engine.budget_transcript(spec)
+            stats.not_started += 1
+        else:
+            transcript = await self.engine.run_one(spec)
+        if self.transcripts_dir is not None:
+            write_transcript(transcript, self.transcripts_dir)
+        if self.finished is not None:
+            self.finished.append(transcript)
+        stats.done += 1
+        stats.sync(ledger)
+        if self.progress is not None:
+            self.progress(stats.line(elapsed_s=time.monotonic() - self.started))
+        return transcript
+
+
+def generator(
+    runs: Sequence[RunSpec],
+    *,
+    settings: Settings,
+    ledger: Ledger,
+    progress: ProgressFn | None = None,
+    target: Target | None = None,
+    auditor: Auditor | None = None,
+    transcripts_dir: Path | None = None,
+    finished: list[Transcript] | None = None,
+) -> Generator:
+    """The :class:`Generator` of ``runs`` (see :func:`generate` for the arguments), its budget
+    and counts on ``ledger``. Raises ValueError for duplicate transcript ids, ConfigError for an
+    unusable target setting."""
+    ids = [r.transcript_id for r in runs]
+    if len(set(ids)) != len(ids):
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        raise ValueError(f"duplicate transcript ids in the plan: {dup[:5]}")
+    tgt = target if target is not None else make_target(settings)
+    aud = auditor if auditor is not None else make_auditor(settings.auditor, offline=settings.offline)
+    cache = None
+    if settings.cache_mode != "off":
+        cache = Cache(settings.cache_dir, mode=settings.cache_mode, notice=progress)
+    engine = _Engine(settings, tgt, aud, cache, PlanStats(total=len(runs)))
+    return Generator(engine, ledger, progress=progress, transcripts_dir=transcripts_dir, finished=finished)
+
+
 async def generate(
     runs: Sequence[RunSpec],
     *,
@@ -272,7 +353,9 @@ async def generate(
     transcripts_dir: Path | None = None,
     finished: list[Transcript] | None = None,
 ) -> list[Transcript]:
-    """Generate one transcript per spec (same order), concurrently.
+    """Generate one transcript per spec (same order), concurrently: at most
+    ``settings.concurrency`` calls in flight (and each role's own limit), twice as many
+    transcripts open (:mod:`empath_gate.conversation.scheduler`).
 
     ``progress`` receives the progress line (:meth:`PlanStats.line`) after each transcript, and
     the cache's one line about entries in an old key format, if any (stderr without
@@ -286,64 +369,14 @@ async def generate(
     Raises ValueError for duplicate transcript ids, ConfigError for an unusable target
     setting. Provider failures never raise: they become ``error`` transcripts.
     """
-    ids = [r.transcript_id for r in runs]
-    if len(set(ids)) != len(ids):
-        dup = sorted({i for i in ids if ids.count(i) > 1})
-        raise ValueError(f"duplicate transcript ids in the plan: {dup[:5]}")
-    tgt = target if target is not None else make_target(settings)
-    aud = auditor if auditor is not None else make_auditor(settings.auditor, offline=settings.offline)
-    cache = None
-    if settings.cache_mode != "off":
-        cache = Cache(settings.cache_dir, mode=settings.cache_mode, notice=progress)
-    with ledger_session(settings.max_cost_usd) as ledger, adaptive_session(settings.adaptive_concurrency):
-        return await _generate_all(runs, _Engine(settings, tgt, aud, cache, PlanStats(total=len(runs))),
-                                   ledger, progress=progress, transcripts_dir=transcripts_dir,
-                                   finished=finished)
-
-
-async def _generate_all(
-    runs: Sequence[RunSpec],
-    engine: _Engine,
-    ledger: Ledger,
-    *,
-    progress: ProgressFn | None,
-    transcripts_dir: Path | None,
-    finished: list[Transcript] | None = None,
-) -> list[Transcript]:
-    """The transcripts of ``runs`` (spec order), ``engine.settings.concurrency`` at a time;
-    each also appended to ``finished`` once written."""
-    stats, settings = engine.stats, engine.settings
-    results: list[Transcript | None] = [None] * len(runs)
-    next_index = iter(range(len(runs)))
-    started = time.monotonic()
-
-    async def worker() -> None:
-        for i in next_index:
-            spec = runs[i]
-            stats.sync(ledger)
-            if ledger.exhausted:
-                transcript = engine.budget_transcript(spec)
-                stats.not_started += 1
-            else:
-                transcript = await engine.run_one(spec)
-            if results[i] is not None:  # pragma: no cover - guarded by construction
-                raise RuntimeError(f"transcript {spec.transcript_id} recorded twice")
-            results[i] = transcript
-            if transcripts_dir is not None:
-                write_transcript(transcript, transcripts_dir)
-            if finished is not None:
-                finished.append(transcript)
-            stats.done += 1
-            stats.sync(ledger)
-            if progress is not None:
-                progress(stats.line(elapsed_s=time.monotonic() - started))
-
-    n_workers = max(1, min(settings.concurrency, len(runs)))
-    await asyncio.gather(*(worker() for _ in range(n_workers)))
-    missing = [runs[i].transcript_id for i, t in enumerate(results) if t is None]
-    if missing:  # pragma: no cover - every index is consumed exactly once
-        raise RuntimeError(f"no transcript recorded for {missing[:5]}")
-    return [t for t in results if t is not None]
+    with (
+        ledger_session(settings.max_cost_usd) as ledger,
+        adaptive_session(settings.adaptive_concurrency),
+        slot_session(call_slots(settings)),
+    ):
+        gen = generator(runs, settings=settings, ledger=ledger, progress=progress, target=target,
+                        auditor=auditor, transcripts_dir=transcripts_dir, finished=finished)
+        return await drive(runs, gen.produce, window=open_window(settings))
 
 
 def generate_sync(

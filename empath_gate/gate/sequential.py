@@ -45,7 +45,10 @@ if TYPE_CHECKING:
 
 GatingMode = Literal["off", "exact", "sequential"]
 StopRule = Callable[[str, "Sequence[RunRecord]"], "str | None"]
-"""``rule(conversation_id, records so far in run order) -> reason to stop, or None``."""
+"""``rule(conversation_id, records so far in run order) -> reason to stop, or None``: asked by
+the scheduler (:mod:`empath_gate.conversation.scheduler`) after each run of a conversation has
+its record; a reason (such as ``"settled"``) stops the conversation and becomes the ``error``
+of each of its runs not started (status ``stopped``)."""
 
 CRITICAL_FLOOR = 3
 """Fewest judged runs before a critical metric may settle (the issue's floor: two runs cannot

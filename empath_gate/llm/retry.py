@@ -14,11 +14,15 @@ raises :class:`~empath_gate.errors.ProviderUnavailable` once it is open. A
 raised inside litellm's custom-provider handler) is raised as is: it is the user's to fix.
 With adaptive concurrency on, every attempt is also admitted by its provider's model's AIMD
 gate (:mod:`empath_gate.llm.adaptive`), which a 429 narrows and a ``Retry-After`` pauses.
+Inside a run, every attempt first holds a call slot of its role and of the run
+(:mod:`empath_gate.llm.slots`), and the model's limit is its ``provider_concurrency`` entry
+when one names it (else the role's ``concurrency``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import random
 import time
@@ -30,6 +34,7 @@ from empath_gate.llm.adaptive import AdaptiveGate, gate_for
 from empath_gate.llm.breaker import breaker_for, fatal_cause, provider_name
 from empath_gate.llm.classify import classify, exception_chain, redact_secrets
 from empath_gate.llm.events import Event
+from empath_gate.llm.slots import active_slots, call_slot
 from empath_gate.settings import RoleSettings
 
 _semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
@@ -125,16 +130,22 @@ async def call_with_retries(
     when the provider sent one). Raises ProviderError after the last retry, ProviderUnavailable
     when the provider's breaker is open, ConfigError when one is behind the failure."""
     model = str(kwargs["model"])
-    sem = _semaphore(model, settings.concurrency)
+    slots = active_slots()
+    limit = slots.model_limit(model, settings.concurrency) if slots is not None else settings.concurrency
+    sem = _semaphore(model, limit)
+    provider_sem = slots.provider_semaphore(model) if slots is not None else None
     provider = provider_name(kwargs)
     breaker = breaker_for(provider)
-    gate = gate_for(f"{provider} {model}", settings.concurrency)
+    gate = gate_for(f"{provider} {model}", limit)
     attempt = 0  # retries counted against max_retries
     paced = 0  # retries after a paced 429 (PACED_WAIT_S, PACED_RETRIES)
     while True:
         breaker.check()
         try:
-            async with sem:
+            async with call_slot(role), contextlib.AsyncExitStack() as stack:
+                if provider_sem is not None:
+                    await stack.enter_async_context(provider_sem)
+                await stack.enter_async_context(sem)
                 breaker.check()
                 resp = await _attempt(lib, kwargs, settings, gate)
             if not (getattr(resp, "choices", None) or []):

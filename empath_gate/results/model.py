@@ -26,7 +26,7 @@ atomically (temp file + rename), so an interrupted run never leaves half a file.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -175,7 +175,9 @@ class ItemInfo(_Model):
 class RunRecord(_Model):
     """One transcript's reference and its verdicts.
 
-    ``status`` mirrors :class:`~empath_gate.conversation.transcript.Transcript.status`;
+    ``status`` mirrors :class:`~empath_gate.conversation.transcript.Transcript.status`
+    (``complete``, ``error``, ``budget``), or is ``stopped``: a run sequential gating did not
+    start (``error`` says why, e.g. ``settled``; no transcript, no verdicts);
     ``transcript_path`` is relative to the results file's folder when possible.
     ``content_hash`` is the sha256 of the dialogue text (user + target turns) so test-retest
     reliability can tell whether runs produced different transcripts. ``calls``, ``cost_usd``,
@@ -198,10 +200,11 @@ class RunRecord(_Model):
     locale: str
     run: int = Field(ge=0)
     transcript_path: str | None = None
-    status: str = Field(
-        description="complete | error | budget (the transcript's own status), or stopped: a run "
+    status: Literal["complete", "error", "budget", "stopped", "pending"] = Field(
+        description="complete | error | budget (the transcript's own status); stopped: a run "
         "sequential gating did not start because its conversation was settled (``error`` says "
-        "why; no transcript, no verdict: not run, never an error, never a pass)"
+        "why; no transcript, no verdict: not run, never an error, never a pass); pending: its "
+        "judging waits in a provider batch (``error`` says so; incomplete, never a pass)"
     )
     error: str | None = None
     n_turns: int = 0

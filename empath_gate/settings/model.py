@@ -392,7 +392,24 @@ class Settings(BaseModel):
         gt=0,
         lt=1,
     )
-    concurrency: int = opt(8, "transcripts generated at once", ge=1, le=4096)
+    concurrency: int = opt(
+        8,
+        "calls in flight at once over every role (each role's own concurrency also applies); "
+        "twice as many transcripts are open at once",
+        ge=1,
+        le=4096,
+    )
+    annotator_concurrency: int | None = opt(
+        None,
+        "dynamics annotator calls (judge model) in flight at once; unset: the judge's concurrency",
+        ge=1,
+        le=1024,
+    )
+    provider_concurrency: dict[str, int] = opt(
+        {},
+        'calls in flight at once per provider model ({"openai/gpt-4o-mini": 16}) or per provider '
+        '({"anthropic": 8}) over every role; a model not named: the calling role\'s concurrency',
+    )
     adaptive_concurrency: bool = opt(
         True,
         "narrow each provider model's calls in flight on 429s and honour Retry-After (AIMD, at most "
@@ -418,6 +435,14 @@ class Settings(BaseModel):
         "most entries of one list or mapping, lines of a JSONL file or rows of a CSV file",
         ge=1,
     )
+
+    @field_validator("provider_concurrency")
+    @classmethod
+    def _provider_limits(cls, v: dict[str, int]) -> dict[str, int]:
+        bad = {k: n for k, n in v.items() if not k.strip() or n < 1 or n > 4096}
+        if bad:
+            raise ValueError(f"provider_concurrency needs provider names and limits 1-4096, not {bad}")
+        return v
 
     @field_validator("target")
     @classmethod

@@ -170,17 +170,21 @@ def test_budget_stops_new_calls_and_new_transcripts(fake_openai: FakeOpenAIServe
     lines: list[str] = []
     transcripts = generate_sync(specs(3, 1, max_turns=3), settings=settings, progress=lines.append)
     # the budget is enforced per call: the first call spent more than the budget, so the
-    # first transcript's second target call never started, nor did the other transcripts
+    # first transcript's second target call never started, nor did the second transcript's
+    # first (it was open, waiting for the one call slot: its scripted user turn is kept), and
+    # the third transcript was never opened
     assert [t.status for t in transcripts] == ["budget", "budget", "budget"]
     first = transcripts[0]
     assert [t.role for t in first.turns] == ["user", "assistant", "user"]
     assert first.cost_usd >= 0.01 and "stopped: target:" in (first.error or "")
     assert first.events[-1].kind == "budget"
-    stopped = transcripts[1]
+    waiting = transcripts[1]
+    assert [t.role for t in waiting.turns] == ["user"] and "stopped: target:" in (waiting.error or "")
+    stopped = transcripts[2]
     assert stopped.turns == () and "max_cost_usd" in (stopped.error or "")
     assert stopped.events[0].kind == "budget" and stopped.events[0].detail["max_cost_usd"] == 0.01
     assert len(fake_openai.requests) == 1
-    assert "budget reached: 2 not started" in lines[-1]
+    assert "budget reached: 1 not started" in lines[-1]
     assert lines[-1].startswith("empath-gate: transcripts 3/3 · 1 calls, 0 cached · $")
 
 

@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from empath_gate.gate.sequential import STOPPED
+
 if TYPE_CHECKING:
     from empath_gate.results.model import Results, RunRecord
 
-STOPPED = "stopped"
-"""The record status of a run sequential gating did not make."""
 
 
 @dataclass(frozen=True)
