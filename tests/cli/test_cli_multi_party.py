@@ -76,6 +76,7 @@ def test_offline_run_in_shards_merges_speaker_turns(here: Path) -> None:
 
 
 def test_judged_run_scores_the_relational_family(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CI", raising=False)  # the scripted auditor with a judge is a local run
     judge = ScoringJudge(default=8, states={"vulnerable_safety_first": "FAIL"})
     with FakeOpenAIServer(strict=False) as fake:
         install(fake, judge=judge)
