@@ -154,7 +154,38 @@ def available() -> bool:
 
 
 def _threads() -> int:
-    return int(os.environ.get("EMPATH_LOCAL_THREADS", str(os.cpu_count() or 2)))
+    """llama.cpp threads: ``EMPATH_LOCAL_THREADS``, else :func:`usable_cores`."""
+    wanted = os.environ.get("EMPATH_LOCAL_THREADS", "").strip()
+    return int(wanted) if wanted else usable_cores()
+
+
+def usable_cores(root: Path = Path("/")) -> int:
+    """Physical cores this process may run on, at least 1: the distinct (package, core) pairs of
+    the CPUs in its affinity mask (hyper-threads of one core count once: llama.cpp generates a
+    token no faster on two threads of one core, and the second thread waits at every barrier),
+    capped by a cgroup v2 CPU quota (``cpu.max``: a container limited to 2 CPUs on a 64-CPU
+    host gets 2 threads, not 64). Falls back on ``os.cpu_count()`` where the topology is not
+    readable (non-Linux). ``root`` is the file-system root the ``/sys`` files are read under."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)
+    cores: set[tuple[str, str]] = set()
+    for cpu in cpus:
+        topo = root / f"sys/devices/system/cpu/cpu{cpu}/topology"
+        try:
+            package = (topo / "physical_package_id").read_text().strip()
+            cores.add((package, (topo / "core_id").read_text().strip()))
+        except OSError:
+            cores.add(("cpu", str(cpu)))  # no topology: count the CPU itself
+    count = len(cores) or len(cpus)
+    try:
+        quota, period = (root / "sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        if quota != "max":
+            count = min(count, max(1, -(-int(quota) // int(period))))  # ceil(quota / period)
+    except (OSError, ValueError):
+        pass
+    return max(1, count)
 
 
 class _Xllamacpp:
