@@ -11,7 +11,7 @@ Runs pytest in this process with the embedded model's calls wrapped and prints:
 - prompt tokens per reply and how many of them llama.cpp evaluated (the rest it reused from the
   previous call's cache: a conversation's next turn shares its earlier turns as a prefix);
 - prompt and generation speed (tokens/s of llama.cpp's own timings; xllamacpp only), the thread
-  count and ``OMP_WAIT_POLICY``.
+  count and the OpenMP wait settings.
 
 The machine's load changes wall time, not CPU seconds per reply much: compare those, and print
 ``uptime`` beside a wall figure.
@@ -70,7 +70,8 @@ def main() -> None:
     n = len(rows)
     print(f"\nmain job: exit {int(code)}, {wall:.0f} s wall, {cpu:.0f} s CPU "
           f"(backend {local.backend_name()}, {local._threads()} threads, "
-          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '-')}, load {os.getloadavg()[0]:.1f})")
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '-')}, "
+          f"GOMP_SPINCOUNT={os.environ.get('GOMP_SPINCOUNT', '-')}, load {os.getloadavg()[0]:.1f})")
     if not n:
         print("no embedded-model reply was made (a cached run, or another target)")
         return

@@ -46,3 +46,17 @@ def test_local_threads_setting_wins(monkeypatch: pytest.MonkeyPatch) -> None:
     assert local._threads() == 3
     monkeypatch.setenv("EMPATH_LOCAL_THREADS", "")
     assert local._threads() == local.usable_cores()
+
+
+def test_local_openmp_spin_is_bounded_unless_the_environment_chose(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    local._omp_environment()
+    assert os.environ["GOMP_SPINCOUNT"] == local.GOMP_SPINCOUNT
+    monkeypatch.delenv("GOMP_SPINCOUNT")
+    monkeypatch.setenv("OMP_WAIT_POLICY", "PASSIVE")
+    local._omp_environment()
+    assert "GOMP_SPINCOUNT" not in os.environ and os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("GOMP_SPINCOUNT", "5")
+    local._omp_environment()
+    assert os.environ["GOMP_SPINCOUNT"] == "5"
