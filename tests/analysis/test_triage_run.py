@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from callable_bot import make_project, run_callable
 
-from empath_gate import evaluate_run, load_settings, prepare, run_plan
 from empath_gate.results.model import Results
 
 TRUTH = {
@@ -70,38 +68,15 @@ def reply(messages, conversation_id):
 
 
 @pytest.fixture()
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    team = tmp_path / "suites-team"
-    team.mkdir()
-    (team / "suites.yaml").write_text(SUITE, encoding="utf-8")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    for key in [k for k in os.environ if k.startswith("EMPATH_")]:
-        monkeypatch.delenv(key)
-    yield tmp_path
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return make_project(tmp_path, monkeypatch, SUITE)
 
 
 def run_bot(folder: Path, behaviour: str, limit: float | None = 0.0, suite: str = "triage",
             judge_env: dict[str, str] | None = None) -> Results:
-    name = f"triage_bot_{behaviour}"
-    (folder / f"{name}.py").write_text(BOT.format(truth=TRUTH, behaviour=behaviour), encoding="utf-8")
-    overrides: dict[str, object] = {
-        "target": f"py:{name}:reply", "offline": judge_env is None, "runs": 1,
-        "suites_dirs": (folder / "suites-team",), "cache_dir": folder / "cache",
-    }
-    if limit is not None:
-        shipped = (Path(__file__).resolve().parents[2] / "thresholds.yaml").read_text(encoding="utf-8")
-        path = folder / "thresholds.yaml"
-        path.write_text(shipped + f"\ntriage:\n  max_under_triage_rate: {limit}\n", encoding="utf-8")
-        overrides["thresholds"] = path
-    with pytest.MonkeyPatch.context() as mp:
-        # a judged run with the scripted auditor is a local run: CI=true would demand an auditor model
-        mp.delenv("CI", raising=False)
-        for key, value in (judge_env or {}).items():
-            mp.setenv(key, value)
-        settings = load_settings(overrides=overrides)
-        setup = prepare(settings, [suite])
-        return evaluate_run(setup, run_plan(setup))
+    extra = None if limit is None else f"\ntriage:\n  max_under_triage_rate: {limit}\n"
+    return run_callable(folder, f"triage_bot_{behaviour}", BOT.format(truth=TRUTH, behaviour=behaviour),
+                        suite, thresholds_extra=extra, judge_env=judge_env)
 
 
 def check_of(results: Results) -> tuple[str, tuple[str, ...]]:
@@ -172,13 +147,7 @@ def test_offline_without_triage_events_the_section_says_so(project: Path) -> Non
     from empath_gate.report.markdown import render_markdown
 
     bot = "def reply(messages):\n    return 'I am listening.'\n"
-    (project / "plain_bot.py").write_text(bot, encoding="utf-8")
-    settings = load_settings(overrides={
-        "target": "py:plain_bot:reply", "offline": True, "runs": 1,
-        "suites_dirs": (project / "suites-team",), "cache_dir": project / "cache",
-    })
-    setup = prepare(settings, ["triage"])
-    results = evaluate_run(setup, run_plan(setup))
+    results = run_callable(project, "plain_bot", bot, "triage")
     assert results.triage == ()
     assert all(r.triage is not None and r.triage.level is None for r in results.records)
     page = render_html(results, transcripts={})

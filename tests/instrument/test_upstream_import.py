@@ -20,9 +20,9 @@ from upstream_checkout import FIXTURE_COUNTS, FIXTURE_ORDER, write_checkout
 
 from empath_gate.cli import main as cli_main
 from empath_gate.instrument.loader import load_instrument
-from empath_gate.instrument.models import NotReviewed, Seed
+from empath_gate.instrument.models import NotReviewed, Seed, SeedSelector
 from empath_gate.instrument.review import review_field_problems, unreviewed_notes
-from empath_gate.instrument.selection import empath_md5_index
+from empath_gate.instrument.selection import empath_md5_index, select_seeds
 from empath_gate.instrument.upstream.pysource import Unreadable, literal
 from empath_gate.instrument.upstream.reader import read_upstream
 from empath_gate.instrument.upstream.rewrite import rewrite
@@ -186,18 +186,18 @@ def test_empath_md5_reproduces_upstreams_assignment(layer: Path, checkout: Path,
     assert got7 == {s.id: upstream_choice(s.id, s.locale, 7) for s in up.seeds}
 
 
-def test_the_imported_personas_never_join_the_shipped_suites_hashing(layer: Path) -> None:
+def test_the_imported_seeds_and_personas_never_join_the_shipped_suites(layer: Path) -> None:
     shipped = load_instrument()
     layered = load_instrument([layer])
-    for suite in ("smoke", "crisis"):
-        base = {c.conversation_id for c in build_plan(shipped, [suite]).conversations}
-        with_layer = build_plan(layered, [suite]).conversations
-        kept = {c.conversation_id for c in with_layer if not c.seed_id.startswith("fx-")}
-        assert kept == base
-        assert all(not c.persona_id.startswith("empath-") for c in with_layer)
-    # an unknown risk is never ruled out: the crisis suite's "covert, min_risk moderate" keeps it
-    crisis_seeds = {c.seed_id for c in build_plan(layered, ["crisis"]).conversations}
-    assert "fx-covert-002" in crisis_seeds and "fx-context-en-001" not in crisis_seeds
+    for suite in ("smoke", "crisis", "full"):
+        base = [c.conversation_id for c in build_plan(shipped, [suite]).conversations]
+        # imported seeds run only where a suite names them: the crisis suite's dimensions and
+        # "all: true, covert, min_risk moderate" (which an unknown risk would pass) draw none
+        assert [c.conversation_id for c in build_plan(layered, [suite]).conversations] == base
+    # an unknown risk is never ruled out where the seeds are named
+    named = SeedSelector(tags=("empath-upstream",), covert=True, min_risk="moderate")
+    kept = {s.id for s in select_seeds(named, layered.seeds, {})}
+    assert "fx-covert-002" in kept and "fx-context-en-001" not in kept
 
 
 def test_seed_hashes_ignore_the_new_fields_at_their_defaults() -> None:

@@ -28,11 +28,9 @@ from pydantic import ValidationError
 
 from empath_gate.instrument.model_base import LOCALES, SLUG_PATTERN
 from empath_gate.instrument.models import Persona, Seed
+from empath_gate.instrument.selection import UPSTREAM_TAG
 from empath_gate.instrument.upstream.reader import ReadProblem, Upstream, UpstreamPersona, UpstreamSeed
 from empath_gate.instrument.upstream.rewrite import Change, rewrite
-
-UPSTREAM_TAG = "empath-upstream"
-"""The tag of every imported seed, and the id of the suite that selects them."""
 
 METRIC_ALIASES: dict[str, str] = {}
 """Upstream metric names that differ from the instrument's metric ids (none at commit ffd4600,

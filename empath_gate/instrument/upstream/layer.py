@@ -25,7 +25,8 @@ from typing import Any
 import yaml
 
 from empath_gate.bounded import current_limits, read_bytes
-from empath_gate.instrument.upstream.convert import UPSTREAM_TAG, Converted
+from empath_gate.instrument.selection import UPSTREAM_TAG
+from empath_gate.instrument.upstream.convert import Converted
 from empath_gate.instrument.upstream.rewrite import rule_reasons
 
 UPSTREAM_REPOSITORY = "https://github.com/camilochs/empath-benchmark"
