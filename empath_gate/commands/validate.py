@@ -16,7 +16,8 @@ Identity conflicts (suites/REVIEW.md, section 9: an instruction or script naming
 its own, a seed no persona fits, a fixed character that is missing, of another locale or does
 not fit) are loader errors, so they are listed like every other problem, with file, line and
 fix. For the shipped instrument alone the coverage rules (seeds per metric, both locales,
-locale balance, every persona reachable) and the mechanical seed review rules (suites/REVIEW.md:
+locale balance, every persona reachable, the behaviour coverage of each seed of a paired suite:
+:mod:`empath_gate.instrument.pairing`) and the mechanical seed review rules (suites/REVIEW.md:
 script length after the confirm turn, no method detail in user turns, no near-duplicate
 scripts, unique scenarios, a review against the current checklist) are errors; with team
 layers they are printed as notes. Seeds a suite selects but cannot give a fitting persona
@@ -63,7 +64,7 @@ from empath_gate.instrument.coverage import (
 )
 from empath_gate.instrument.loader import gc_paused, load_instrument, pyproject_suites_dirs
 from empath_gate.instrument.models import BEHAVIOURS, Instrument
-from empath_gate.instrument.pairing import coverage_notes, pairing_coverage
+from empath_gate.instrument.pairing import pairing_coverage
 from empath_gate.instrument.review import checklist_version, review_problems, unreviewed_notes
 from empath_gate.instrument.variant_checks import suite_variants
 from empath_gate.plan import plan_counts
@@ -201,7 +202,7 @@ def _validate(args: argparse.Namespace) -> int:
         notes.append(f"auditor: {len(llm_only)} seed(s) have no script and run only with an LLM auditor "
                      "(offline, with the scripted auditor, their tests are skipped)")
     data = summary(instrument)
-    notes += _unspoken_notes(data) + coverage_notes(instrument)
+    notes += _unspoken_notes(data)
     if args.format == "json":
         print(json.dumps({**data, "notes": notes}, ensure_ascii=False, indent=2))
         for n in printed_problems(notes, "note", " (the JSON's notes list all)"):

@@ -7,7 +7,8 @@ the seed are candidates (:func:`empath_gate.instrument.identity.may_speak`), so 
 hashed persona, and with it the conversation id ``<seed>-<persona>``, can change.
 
 :func:`conversation_aliases` recomputes the 1.1.0 assignment from the same files (reserved
-personas, the fixed characters added in 1.2.0, did not exist then and are left out) and maps
+personas, the fixed characters added in 1.2.0, and the unhashed personas added in 1.6.0 did
+not exist then and are left out) and maps
 each old id to the id that now holds the same place: the seed's one conversation in ``hash``
 mode. In ``all`` and ``list`` modes a persona keeps its id for as long as it may speak the
 seed, and one that no longer may has no counterpart, so those suites add no alias.
@@ -33,7 +34,7 @@ def legacy_personas(
     selector's mode as in :func:`~empath_gate.instrument.selection.assign_personas`."""
     candidates = [
         p for p in by_locale.get(seed.locale, ())
-        if not p.reserved and (not selector.worst_case_only or p.worst_case)
+        if not p.reserved and p.hashed and (not selector.worst_case_only or p.worst_case)
     ]
     return pick_personas(selector, seed, candidates)
 

@@ -6,7 +6,11 @@ team layers are added (a team's seeds may legitimately tilt the balance).
 
 Defaults (source: the project's issues): at least 5 seeds per metric (the full seed bank),
 both locales present, at least 40% of seeds in each locale, every persona
-reachable by some suite, every dimension holding a metric. :func:`unspoken_seeds` lists the
+reachable by some suite, every dimension holding a metric, and every seed of a paired suite
+(``cooperative_pairing``) playing each behaviour at level >= 2 in some profile beside its
+cooperative pairing (:func:`empath_gate.instrument.pairing.pairing_problems`; source: the
+project's issues, after "When Seekers Are Hard to Help", arXiv 2605.28228, abstract only).
+:func:`unspoken_seeds` lists the
 seeds a suite selects but cannot give a persona (its persona selector leaves none that fits
 the seed's ``speaker``); ``validate`` prints them as notes.
 """
@@ -14,6 +18,7 @@ the seed's ``speaker``); ``validate`` prints them as notes.
 from __future__ import annotations
 
 from empath_gate.instrument.models import LOCALES, Instrument
+from empath_gate.instrument.pairing import pairing_problems
 from empath_gate.instrument.selection import assign_personas, personas_by_locale, suite_seeds
 
 MIN_SEEDS_PER_METRIC = 5
@@ -120,9 +125,11 @@ def coverage_problems(
     min_seeds_per_metric: int = MIN_SEEDS_PER_METRIC,
     min_locale_share: float = MIN_LOCALE_SHARE,
 ) -> list[str]:
-    """Every coverage rule's problems, in a fixed order (metrics, locales, personas)."""
+    """Every coverage rule's problems, in a fixed order (metrics, locales, personas, the
+    behaviour coverage of paired suites)."""
     return (
         metric_problems(instrument, min_seeds_per_metric)
         + locale_problems(instrument, min_locale_share)
         + persona_problems(instrument)
+        + pairing_problems(instrument)
     )

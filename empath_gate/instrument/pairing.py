@@ -4,8 +4,10 @@ play each seed, and whether every behaviour is played hard (pure).
 A behaviour profile is a distinct vector of levels (:attr:`Persona.profile`). The rule, for
 each seed of a paired suite: each of the five behaviours reaches level >= 2
 (:data:`~empath_gate.instrument.seed_models.HARD_LEVEL`) in at least one of the seed's
-worst-case profiles, and the seed has its cooperative pairing. ``validate`` prints the table
-and a note for every seed that misses the rule (the suite still runs it).
+worst-case profiles, and the seed has its cooperative pairing. ``validate`` prints the table;
+a seed that misses the rule is a coverage problem (:func:`pairing_problems`, part of
+:func:`empath_gate.instrument.coverage.coverage_problems`): an error for the shipped instrument,
+a note when team layers are added (the suite still runs the seed).
 """
 
 from __future__ import annotations
@@ -68,8 +70,9 @@ def pairing_coverage(instrument: Instrument, suite_id: str) -> tuple[SeedCoverag
     return tuple(rows)
 
 
-def coverage_notes(instrument: Instrument) -> list[str]:
-    """One note per seed of a paired suite that misses the coverage rule (module docstring)."""
+def pairing_problems(instrument: Instrument) -> list[str]:
+    """One problem line per seed of a paired suite that misses the coverage rule (module
+    docstring), in suite then seed order; empty when every such seed meets it."""
     out: list[str] = []
     for suite in instrument.suites:
         for row in pairing_coverage(instrument, suite.id):
@@ -80,5 +83,6 @@ def coverage_notes(instrument: Instrument) -> list[str]:
                 gaps.append("no profile plays " + ", ".join(row.missing) + " at level >= 2")
             if row.cooperative is None:
                 gaps.append("no cooperative persona fits it")
-            out.append(f"behaviours: suite {suite.id!r}, seed {row.seed_id!r}: " + "; ".join(gaps))
+            out.append(f"behaviours: suite {suite.id!r}, seed {row.seed_id!r}: " + "; ".join(gaps)
+                       + " — write a persona who fits the seed's speaker and plays it (suites/REVIEW.md)")
     return out

@@ -270,7 +270,8 @@ class Persona(Frozen):
     ``risk_factors`` and ``follow_up_topics`` describe the persona's own story for reviewers and
     are not shown, because a seed fixes the situation. ``speaks_as`` and ``roles`` are matched
     against a seed's ``speaker``; a ``reserved`` persona is a seed's fixed character and speaks
-    only the seeds that name it in ``character``.
+    only the seeds that name it in ``character``. A persona with ``hashed: false`` (written to
+    widen the worst-case suite's behaviour coverage) is never drawn by ``hash`` mode.
     """
 
     id: Slug
@@ -283,6 +284,12 @@ class Persona(Frozen):
     )
     roles: tuple[Slug, ...] = Field(default=(), description="e.g. parent, partnered, student; see Speaker")
     reserved: bool = Field(default=False, description="a fixed character: speaks only seeds naming it")
+    hashed: bool = Field(
+        default=True,
+        description="false: never drawn by a suite's hash mode, only where a suite plays every fitting "
+        "persona (all, list) or pairs a cooperative one, so adding the persona leaves every hashed "
+        "conversation of the other suites as it was",
+    )
     category: Slug
     background: str
     situation: str

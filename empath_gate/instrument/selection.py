@@ -179,8 +179,9 @@ def assign_personas(
     least one worst-case persona.
 
     * ``hash``: one persona, ``candidates[stable_index(seed.id, len(candidates))]`` over the
-      candidates sorted by id (EMPATH assigns one persona per seed by a stable hash of its id;
-      the same seed and persona files always give the same persona).
+      candidates sorted by id, leaving out personas with ``hashed: false`` (EMPATH assigns one
+      persona per seed by a stable hash of its id; the same seed and persona files always give
+      the same persona, and adding an unhashed persona moves no hashed conversation).
     * ``all``: every candidate.
     * ``list``: the candidates whose id is in ``selector.ids``.
     * ``empath_md5``: one persona by :func:`empath_md5_index` over the candidates listed in
@@ -196,6 +197,8 @@ def assign_personas(
     else:
         fitting = [p for p in by_locale.get(seed.locale, ()) if may_speak(seed, p)]
     candidates = [p for p in fitting if p.worst_case] if selector.worst_case_only else fitting
+    if selector.mode == "hash":
+        candidates = [p for p in candidates if p.hashed]
     chosen = pick_personas(selector, seed, candidates)
     if not (selector.cooperative_pairing and chosen):
         return chosen

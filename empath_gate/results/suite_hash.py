@@ -49,9 +49,11 @@ LATER_FIELDS: dict[str, tuple[str, ...]] = {"metric": ("family",), "persona": ("
 """Fields added after instrument 1.2.0 that enter a part's hash only when set (not ``None``, not
 empty), so the hashes of unchanged metrics and personas stay those older results recorded."""
 
-UNHASHED_FIELDS: dict[str, tuple[str, ...]] = {"metric": (), "persona": ()}
-"""Fields left out of a part's hash (none now: a persona's behaviour levels became conduct in
-the auditor's prompt and shape the scripted auditor's variant, so they are hashed)."""
+UNHASHED_FIELDS: dict[str, tuple[str, ...]] = {"metric": (), "persona": ("hashed",)}
+"""Fields left out of a part's hash: a persona's ``hashed`` (instrument 1.6.0) only decides
+which conversations a hash-mode suite has, which the ``conversations`` part already hashes; it
+changes nothing the auditor is shown. (A persona's behaviour levels became conduct in the
+auditor's prompt and shape the scripted auditor's variant, so they are hashed.)"""
 
 
 def _part_dump(kind: str, model: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixture_instrument import TEAM_SEED, TeamWriter, write_instrument
+from fixture_instrument import TEAM_SEED, TeamWriter, instrument_files, write_instrument
 
 from empath_gate.cli import main
 from empath_gate.instrument import loader
@@ -82,6 +82,21 @@ def test_coverage_rule_fails_shipped_instrument(fixture_shipped: Path,
     assert main(["validate", "--min-seeds-per-metric", "3"]) == 2
     err = capsys.readouterr().err
     assert "coverage: metric 'language_consistency' is the primary metric of 2 seed(s)" in err
+
+
+def test_behaviour_coverage_rule_fails_shipped_instrument(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    files = instrument_files()
+    for suite in files["suites/suites.yaml"]["suites"]:
+        if suite["id"] == "worst-case":
+            suite["personas"]["cooperative_pairing"] = True
+    suites = write_instrument(tmp_path / "pkg", files)
+    monkeypatch.setattr(loader, "shipped_paths", lambda: (suites, suites.parent / "thresholds.yaml"))
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate", "--min-seeds-per-metric", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "coverage: behaviours: suite 'worst-case', seed " in err
+    assert "at level >= 2" in err
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -13,8 +13,8 @@ from pydantic import ValidationError
 
 from empath_gate.errors import SuiteError
 from empath_gate.instrument.loader import load_instrument
-from empath_gate.instrument.models import Instrument, Persona, SeedSelector, Suite
-from empath_gate.instrument.pairing import pairing_coverage
+from empath_gate.instrument.models import BEHAVIOURS, HARD_LEVEL, Instrument, Persona, SeedSelector, Suite
+from empath_gate.instrument.pairing import pairing_coverage, pairing_problems
 from empath_gate.plan import build_plan
 from empath_gate.results.suite_hash import suite_content_hashes
 
@@ -91,8 +91,52 @@ def test_worst_case_suite_pairs_each_seed_with_one_cooperative_persona(shipped: 
         if row.cooperative:
             assert max(shipped.persona(row.cooperative).profile) <= 1
     assert rows["cs-resource-us-wont-call-cops"].covered
-    assert not rows["cs-detect-us-not-exist-layoff"].covered
-    assert "rigid_negative_interpretation" in rows["cs-detect-us-not-exist-layoff"].missing
+
+
+def test_every_seed_of_the_shipped_worst_case_suite_meets_the_coverage_rule(shipped: Instrument) -> None:
+    """Instrument 1.5.0 met the rule for 1 of 22 seeds; 1.6.0's personas make it hold for all."""
+    plan = build_plan(shipped, ["worst-case"])
+    rows = pairing_coverage(shipped, "worst-case")
+    assert {r.seed_id for r in rows} == {c.seed_id for c in plan.conversations}
+    assert len(rows) >= 22
+    for row in rows:
+        assert row.covered, (row.seed_id, row.missing, row.cooperative)
+        worst = {shipped.persona(c.persona_id).profile for c in plan.conversations
+                 if c.seed_id == row.seed_id and shipped.persona(c.persona_id).worst_case}
+        assert len(worst) == row.profiles
+        for i, b in enumerate(BEHAVIOURS):  # recomputed from the plan, not from the table
+            assert any(v[i] >= HARD_LEVEL for v in worst), (row.seed_id, b)
+    assert pairing_problems(shipped) == []
+
+
+def test_unhashed_personas_play_only_where_a_suite_plays_every_fitting_persona(shipped: Instrument) -> None:
+    unhashed = {p.id for p in shipped.personas if not p.hashed}
+    assert len(unhashed) == 13
+    for suite in shipped.suites:
+        speakers = {c.persona_id for c in build_plan(shipped, [suite.id]).conversations}
+        if suite.personas.mode == "hash":
+            assert not speakers & unhashed, suite.id
+    assert unhashed <= {c.persona_id for c in build_plan(shipped, ["worst-case"]).conversations}
+
+
+def test_a_layer_whose_paired_suite_misses_a_behaviour_is_reported(
+    shipped: Instrument, team: Callable[..., Path]
+) -> None:
+    layer = team({"suites.yaml": (
+        "suites:\n  - id: ours\n    label: Ours\n    description: one hard persona\n"
+        "    seeds: {ids: [cs-trajectory-mx-culiacan-ruptura]}\n"
+        "    personas: {mode: list, ids: [mx-diego-cbtis-queretaro], worst_case_only: true,"
+        " cooperative_pairing: true}\n")})
+    inst = load_instrument([layer])
+    (row,) = pairing_coverage(inst, "ours")
+    assert row.missing == ("limited_self_disclosure", "emotional_volatility", "rigid_negative_interpretation")
+    assert row.cooperative == "mx-emiliano-prepa-merida"
+    problem = ("behaviours: suite 'ours', seed 'cs-trajectory-mx-culiacan-ruptura': no profile plays "
+               "limited_self_disclosure, emotional_volatility, rigid_negative_interpretation at level >= 2")
+    assert [p for p in pairing_problems(inst) if p.startswith(problem)]
+    proc = _validate("--suites", str(layer), cwd=layer.parent)
+    assert proc.returncode == 0, proc.stderr  # with a team layer the rule is a note
+    assert "note: coverage: " + problem in proc.stdout
 
 
 def _persona(**extra: object) -> dict[str, object]:
@@ -145,4 +189,5 @@ def test_validate_counts_and_coverage_table(tmp_path: Path) -> None:
     assert "behaviour coverage of worst-case" in text.stdout
     line = next(x for x in text.stdout.splitlines() if x.strip().startswith("cs-resource-us-wont-call-cops"))
     assert line.endswith("| yes")
-    assert "behaviours: suite 'worst-case', seed 'cs-detect-us-not-exist-layoff'" in text.stdout
+    assert all(r["covered"] for r in rows)
+    assert "behaviours: suite" not in text.stdout + text.stderr
