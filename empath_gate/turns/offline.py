@@ -62,7 +62,8 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from empath_gate.instrument.models import LOCALES, Instrument, Lexicon
+from empath_gate.instrument.models import Instrument, Lexicon
+from empath_gate.turns.dialogue_locale import resolve_locale
 from empath_gate.turns.labelset import label_set, lexicon, shipped_instrument
 from empath_gate.turns.lexmatch import (
     PUNCTUATION,
@@ -436,22 +437,6 @@ def _may_give_resource(text: str, ctx: _Context) -> bool:
     """False when ``text`` cannot give a registry resource: no digit, no web address and none of
     the registry's texting keywords (the full check, :func:`resources_in_turn`, costs more)."""
     return _RESOURCE_HINT.search(text) is not None or any(k in text for k in ctx.keywords)
-
-
-def resolve_locale(dialogue: Dialogue) -> tuple[str, str]:
-    """``(locale, how)``: the dialogue's own locale (``how`` = ``given``), else the language of
-    its user turns (``detected``; all turns when it has none), else ``en-US`` (``assumed``)."""
-    if dialogue.locale in LOCALES:
-        return str(dialogue.locale), "given"
-    from empath_gate.judging.language import detect_language
-
-    texts = [t.text for t in dialogue.turns if t.role == "user"] or [t.text for t in dialogue.turns]
-    lang = detect_language(" ".join(texts)[:4000])
-    if lang == "es":
-        return "es-MX", "detected"
-    if lang == "en":
-        return "en-US", "detected"
-    return "en-US", "assumed"
 
 
 def annotator_version(locale: str, instrument: Instrument | None = None, how: str = "given") -> str:
