@@ -47,6 +47,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     for key in [k for k in os.environ if k.startswith("EMPATH_")]:
         monkeypatch.delenv(key)
     monkeypatch.delenv("CI", raising=False)  # the scripted auditor with a judge is a local run
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this test's own worker, not the run's
     monkeypatch.setenv("OPENAI_API_KEY", FAKE_API_KEY)
     yield tmp_path
 

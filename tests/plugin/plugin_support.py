@@ -58,9 +58,11 @@ def reply(messages, conversation_id):
     return compose_reply(BEHAVIOUR, guess_locale(" ".join(users)), len(users) - 1)
 '''
 
-ENV_CLEARED = ("CI", "PYTEST_ADDOPTS", "GITHUB_SHA", *(k for k in os.environ if k.startswith("EMPATH_")))
+ENV_CLEARED = ("CI", "PYTEST_ADDOPTS", "GITHUB_SHA", "PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT",
+               *(k for k in os.environ if k.startswith("EMPATH_")))
 """Variables a run must not inherit from the machine running the tests (CI=true would demand
-models; a developer's own EMPATH_* settings would change the plan)."""
+models; a developer's own EMPATH_* settings would change the plan; the pytest-xdist worker of
+the outer test run is not the inner run's)."""
 
 
 def write_tiny_suite(folder: Path) -> Path:
