@@ -22,7 +22,7 @@ from empath_gate.judging.verdict import MetricVerdict
 from empath_gate.results.model import RoleCalls, RunRecord
 
 if TYPE_CHECKING:
-    from empath_gate.conversation.engine import RunSpec
+    from empath_gate.conversation.engine import Generator, RunSpec
     from empath_gate.conversation.transcript import SpeakerRef, Transcript
     from empath_gate.dynamics import RiskMatcher
     from empath_gate.gate.sequential import StopRule
@@ -397,8 +397,12 @@ def execute(
             })
         return rec
 
+    gens: list[Generator] = []
+
     def halt(spec: RunSpec, reason: str) -> RunRecord:
         halted[spec.transcript_id] = rec = stopped_record(spec, reason)
+        if gens:  # the progress line's total drops the runs that will not run
+            gens[0].note_stopped()
         return rec
 
     async def main() -> list[RunRecord]:
@@ -410,6 +414,7 @@ def execute(
             ledgers.append(ledger)
             gen = generator(specs, settings=settings, ledger=ledger, progress=progress,
                             transcripts_dir=transcripts_dir, finished=finished)
+            gens.append(gen)
             state = state_path(judge_batch_state, (relative_to or transcripts_dir.parent) / "results.json")
             async with batch_pass(settings, state, progress) as bp:
                 waits = bp.session.pending if bp.session is not None else None

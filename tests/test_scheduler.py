@@ -141,9 +141,13 @@ def test_a_stop_rule_runs_a_conversations_runs_in_turn_and_stops_it(env: Env) ->
         assert all(r.conversation_id == conversation_id and r.verdicts for r in records)
         return "settled" if len(records) >= 2 else None
 
-    records = env.run(setup, stop_rule=after_two)
+    lines: list[str] = []
+    records = env.run(setup, stop_rule=after_two, progress=lines.append)
     conversations = [c.conversation_id for c in setup.plan.conversations]
     assert len(records) == 4 * len(conversations)
+    # the progress line's total drops the runs that will not run, and says so
+    ran = 2 * len(conversations)
+    assert f"transcripts {ran}/{ran}" in lines[-1] and f"{ran} runs stopped early (settled)" in lines[-1]
     for r in records:
         if r.run < 2:
             assert r.status == "complete" and r.verdicts and r.transcript_path is not None

@@ -294,6 +294,13 @@ class Generator:
         """The plan's progress totals so far."""
         return self.engine.stats
 
+    def note_stopped(self, count: int = 1) -> None:
+        """Count ``count`` runs sequential gating will not start: they leave the plan's total and
+        time left, and the progress line is reported again."""
+        self.engine.stats.stopped += count
+        if self.progress is not None:
+            self.progress(self.engine.stats.line(elapsed_s=time.monotonic() - self.started))
+
     async def produce(self, spec: RunSpec) -> Transcript:
         """The transcript of ``spec``: a ``budget`` transcript without turns when the ledger's
         budget is exhausted before it starts, else generated (provider failures become

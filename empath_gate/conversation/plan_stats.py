@@ -19,6 +19,8 @@ class PlanStats:
     every role, retries and failed attempts included (HTTP requests; cache hits excluded);
     ``cost_usd``: known spend in USD; ``unpriced_calls``: attempts whose price is unknown (these
     four come from the run's ledger: :meth:`sync`); ``not_started``: transcripts the budget stopped;
+    ``stopped``: runs sequential gating did not start (they leave the plan: the line's total and
+    the time left count only runs still to run);
     ``auditor_refusals``: LLM-auditor refusals retried successfully, ``auditor_fallbacks``: turns
     the script replaced (:class:`~empath_gate.conversation.transcript.AuditorTally`)."""
 
@@ -30,6 +32,7 @@ class PlanStats:
     unpriced_calls: int = 0
     errors: int = 0
     not_started: int = 0
+    stopped: int = 0
     auditor_refusals: int = 0
     auditor_fallbacks: int = 0
     target_filtered: int = 0
@@ -50,12 +53,15 @@ class PlanStats:
         """The progress line, e.g. ``transcripts 12/100 · 73 calls, 5 cached · ≥ $0.0123, 4 calls
         unpriced · about 6 min left``; the time left (:func:`time_left_text`) needs
         ``elapsed_s``, the seconds since the plan started."""
+        to_run = self.total - self.stopped
         parts = [
-            f"transcripts {self.done}/{self.total}",
+            f"transcripts {self.done}/{to_run}",
             f"{self.calls} calls, {self.cache_hits} cached",
             self.cost_text(),
         ]
-        left = time_left_text(self.done, self.total, elapsed_s)
+        left = time_left_text(self.done, to_run, elapsed_s)
+        if self.stopped:
+            parts.append(f"{self.stopped} runs stopped early (settled)")
         if left:
             parts.append(left)
         if self.errors:

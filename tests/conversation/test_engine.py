@@ -400,3 +400,7 @@ def test_the_progress_line_tells_the_time_left_at_the_pace_so_far() -> None:
     line = PlanStats(total=4, done=1).line(elapsed_s=10.0)
     assert line.endswith(" · about 30 s left")
     assert "left" not in PlanStats(total=4, done=1).line()
+    # runs sequential gating stopped leave the total and the time left
+    settled = PlanStats(total=10, done=2, stopped=4).line(elapsed_s=20.0)
+    assert "transcripts 2/6" in settled and "4 runs stopped early (settled)" in settled
+    assert settled.endswith(" · about 40 s left")
