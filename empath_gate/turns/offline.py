@@ -34,7 +34,8 @@ sits a little below 0) plus :data:`NEUTRAL_WORDS_SHARE` x the word valence. *In 
 (rules ``offline-4``): every user turn but the first is then blended with the valence given to
 the previous user turn, with a weight that falls as the turn's own evidence grows (none, rated
 words only, a lexicon label: :func:`~empath_gate.turns.user_context.in_context`), so a plain
-turn inside a distressing story reads below 0 instead of jumping back to it. A risk statement
+turn inside a distressing story reads below 0 instead of jumping back to it; rules ``offline-5``
+first read the turn's kind (:func:`~empath_gate.turns.user_context.cued`). A risk statement
 is not blended and caps the valence at :data:`RISK_VALENCE`. The weights are the project's
 choice, tuned on the tune half of the gold file (never on a held-out set).
 
@@ -79,9 +80,10 @@ from empath_gate.turns.lexmatch import (
 )
 from empath_gate.turns.model import Annotation, Dialogue, DialogueTurn, TurnLabel, TurnLabels
 from empath_gate.turns.riskmatch import RiskMatcher, one_pattern, risk_locales
-from empath_gate.turns.user_context import NEUTRAL_BASE, Evidence, in_context
+from empath_gate.turns.user_context import NEUTRAL_BASE, Evidence, cued, in_context
+from empath_gate.turns.user_cues import turn_kind
 
-RULES_VERSION = "4"
+RULES_VERSION = "5"
 """Version of the rules in this module; part of :data:`TurnLabels.version`."""
 
 USER_PRIORITY: tuple[str, ...] = (
@@ -325,6 +327,7 @@ def _user_label(i: int, turn: DialogueTurn, ctx: _Context, context: float | None
     emotional = {k: w for k, w in ev.weight.items() if k != "neutral" and w > 0}
     if not emotional:
         own, evidence = _blend(0.0, scan, False, ctx.locale, USER_POSITIVE_SCALE)
+        own, evidence = cued(own, evidence, turn_kind(scan.toks, ctx.locale), False)
         valence = in_context(own, evidence, context)
         if risk:
             valence = min(valence, RISK_VALENCE)
@@ -334,6 +337,7 @@ def _user_label(i: int, turn: DialogueTurn, ctx: _Context, context: float | None
     pleasant = ctx.valences[label] > 0
     own, evidence = _blend(_valence(ev, intensity, ctx.valences, "neutral"), scan, True, ctx.locale,
                            1.0 if pleasant else USER_POSITIVE_SCALE)
+    own, evidence = cued(own, evidence, turn_kind(scan.toks, ctx.locale), not pleasant)
     valence = own if risk else in_context(own, evidence, context)
     if risk:
         valence = min(valence, RISK_VALENCE)

@@ -1,4 +1,4 @@
-"""The offline annotator's context rule for user valence (rules offline-4)."""
+"""The offline annotator's context rule for user valence (rules offline-4 and offline-5)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def _user_valences(locale: str, *texts: str) -> list[float]:
     for t in texts:
         turns += [DialogueTurn(role="user", text=t), DialogueTurn(role="assistant", text="Te escucho.")]
     out = annotate(Dialogue(conversation_id="c", locale=locale, turns=tuple(turns)))
-    assert isinstance(out, TurnLabels) and "offline-4/" in out.version
+    assert isinstance(out, TurnLabels) and "offline-5/" in out.version
     return [lab.valence for lab in out.labels if lab.role == "user"]
 
 
