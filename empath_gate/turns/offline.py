@@ -35,7 +35,9 @@ sits a little below 0) plus :data:`NEUTRAL_WORDS_SHARE` x the word valence. *In 
 the previous user turn, with a weight that falls as the turn's own evidence grows (none, rated
 words only, a lexicon label: :func:`~empath_gate.turns.user_context.in_context`), so a plain
 turn inside a distressing story reads below 0 instead of jumping back to it; rules ``offline-5``
-first read the turn's kind (:func:`~empath_gate.turns.user_context.cued`). A risk statement
+first read the turn's kind (:func:`~empath_gate.turns.user_context.cued`), and a turn with no
+feeling found but a plan or a thanks gets that cue's label (:data:`user_cues.CUE_LABELS`,
+intensity 1). A risk statement
 is not blended and caps the valence at :data:`RISK_VALENCE`. The weights are the project's
 choice, tuned on the tune half of the gold file (never on a held-out set).
 
@@ -81,7 +83,7 @@ from empath_gate.turns.lexmatch import (
 from empath_gate.turns.model import Annotation, Dialogue, DialogueTurn, TurnLabel, TurnLabels
 from empath_gate.turns.riskmatch import RiskMatcher, one_pattern, risk_locales
 from empath_gate.turns.user_context import NEUTRAL_BASE, Evidence, cued, in_context
-from empath_gate.turns.user_cues import turn_kind
+from empath_gate.turns.user_cues import CUE_LABELS, turn_kind
 
 RULES_VERSION = "5"
 """Version of the rules in this module; part of :data:`TurnLabels.version`."""
@@ -327,11 +329,12 @@ def _user_label(i: int, turn: DialogueTurn, ctx: _Context, context: float | None
     emotional = {k: w for k, w in ev.weight.items() if k != "neutral" and w > 0}
     if not emotional:
         own, evidence = _blend(0.0, scan, False, ctx.locale, USER_POSITIVE_SCALE)
-        own, evidence = cued(own, evidence, turn_kind(scan.toks, ctx.locale), False)
-        valence = in_context(own, evidence, context)
-        if risk:
-            valence = min(valence, RISK_VALENCE)
-        return TurnLabel(turn=i, role="user", label="neutral", intensity=0, valence=_clamp(valence))
+        kind = turn_kind(scan.toks, ctx.locale)  # (a risk statement is never here: it is evidence)
+        own, evidence = cued(own, evidence, kind, False)
+        cue = CUE_LABELS.get(kind or "", "neutral")
+        cue = cue if cue in ctx.valences else "neutral"
+        return TurnLabel(turn=i, role="user", label=cue, intensity=int(cue != "neutral"),
+                         valence=_clamp(in_context(own, evidence, context)))
     label = max(emotional, key=lambda k: (emotional[k], -USER_PRIORITY.index(k)))
     intensity = 3 if risk and label == "hopelessness" else _intensity(ev, label, turn.text)
     pleasant = ctx.valences[label] > 0

@@ -28,6 +28,11 @@ from typing import Literal
 Kind = Literal["ask", "forward", "relief"]
 """A user turn's kind found by :func:`turn_kind` (None: none of them)."""
 
+CUE_LABELS: dict[str, str] = {"forward": "hope", "relief": "relief_calm"}
+"""The user label of a turn with no feeling found by the lexicon but a forward or relief cue
+(intensity 1, "mild or implied"): the guide's ``hope`` ("a plan to act") and ``relief_calm``
+("thank you, this helped")."""
+
 _FUTURE: dict[str, tuple[str, ...]] = {
     "en-US": (
         "i'll", "ill", "i will", "i'm going to", "im going to", "i am going to", "i'm gonna",
@@ -171,4 +176,4 @@ def turn_kind(toks: Sequence[str], locale: str) -> Kind | None:
     return None
 
 
-__all__ = ["Kind", "turn_kind"]
+__all__ = ["CUE_LABELS", "Kind", "turn_kind"]

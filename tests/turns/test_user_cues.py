@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from empath_gate.turns.lexmatch import tokens
-from empath_gate.turns.model import Dialogue, DialogueTurn, TurnLabels
+from empath_gate.turns.model import Dialogue, DialogueTurn, TurnLabel, TurnLabels
 from empath_gate.turns.offline import annotate
 from empath_gate.turns.user_context import ASK_SHIFT, CARRY_ASK, CARRY_NONE, CUE_VALENCE, cued, in_context
 from empath_gate.turns.user_cues import turn_kind
@@ -40,7 +40,8 @@ def test_an_ask_keeps_more_of_its_own_reading_than_a_plain_telling_turn() -> Non
     own, evidence = cued(-0.1, "none", "ask", False)
     assert (own, evidence) == (pytest.approx(-0.1 + ASK_SHIFT), "ask")
     assert in_context(own, evidence, -0.9) > in_context(-0.1, "none", -0.9)
-    assert cued(-0.4, "labelled", "ask", True) == (-0.4, "labelled")  # a labelled question keeps its label's reading
+    # a labelled question keeps its label's reading
+    assert cued(-0.4, "labelled", "ask", True) == (-0.4, "labelled")
 
 
 def test_a_plan_or_a_thanks_is_positive_evidence_unless_the_turn_is_unpleasant() -> None:
@@ -50,13 +51,17 @@ def test_a_plan_or_a_thanks_is_positive_evidence_unless_the_turn_is_unpleasant()
     assert cued(-0.2, "none", None, False) == (-0.2, "none")
 
 
-def _user_valences(locale: str, *texts: str) -> list[float]:
+def _user_labels(locale: str, *texts: str) -> list[TurnLabel]:
     turns = []
     for t in texts:
         turns += [DialogueTurn(role="user", text=t), DialogueTurn(role="assistant", text="I hear you.")]
     out = annotate(Dialogue(conversation_id="c", locale=locale, turns=tuple(turns)))
     assert isinstance(out, TurnLabels) and "offline-5/" in out.version
-    return [lab.valence for lab in out.labels if lab.role == "user"]
+    return [lab for lab in out.labels if lab.role == "user"]
+
+
+def _user_valences(locale: str, *texts: str) -> list[float]:
+    return [lab.valence for lab in _user_labels(locale, *texts)]
 
 
 DESPAIR = {"en-US": "I can't do this anymore, I'm hopeless and exhausted",
@@ -67,7 +72,8 @@ DESPAIR = {"en-US": "I can't do this anymore, I'm hopeless and exhausted",
     ("en-US", "can you tell me what hours the clinic is open?", "then I went to my aunt's house on Tuesday"),
     ("es-MX", "¿me puedes decir a qué hora abre la clínica?", "luego fui a la casa de mi tía el martes"),
 ])
-def test_a_question_stays_near_zero_in_a_despairing_dialogue(locale: str, question: str, telling: str) -> None:
+def test_a_question_stays_near_zero_in_a_despairing_dialogue(
+        locale: str, question: str, telling: str) -> None:
     despair, asked = _user_valences(locale, DESPAIR[locale], question)
     told = _user_valences(locale, DESPAIR[locale], telling)[1]
     assert despair < -0.5
@@ -86,3 +92,19 @@ def test_a_question_stays_near_zero_in_a_despairing_dialogue(locale: str, questi
 def test_a_plan_or_a_thanks_after_despair_is_above_zero(locale: str, plan: str) -> None:
     despair, after = _user_valences(locale, DESPAIR[locale], plan)
     assert despair < -0.5 < 0 < after
+
+
+@pytest.mark.parametrize(("locale", "text", "label"), [
+    ("en-US", "maybe ill go to the meeting this week", "hope"),
+    ("es-MX", "sale, el lunes voy a ir al centro de salud", "hope"),
+    ("en-US", "ok this helps", "relief_calm"),
+    ("en-US", "can you tell me what hours the clinic is open?", "neutral"),
+])
+def test_a_turn_with_no_feeling_found_takes_its_cues_label(locale: str, text: str, label: str) -> None:
+    got = _user_labels(locale, DESPAIR[locale], text)[1]
+    assert (got.label, got.intensity) == (label, 0 if label == "neutral" else 1)
+
+
+def test_a_cue_does_not_relabel_a_turn_with_a_feeling() -> None:
+    got = _user_labels("en-US", "I'm so scared, I'll call them tomorrow but I'm terrified")[0]
+    assert got.label == "fear_anxiety" and got.valence < 0
