@@ -118,38 +118,67 @@ _THANKS: frozenset[str] = frozenset({"gracias", "thanks"})
 bien", "thanks to him I lost my job"): no relief cue."""
 
 
-def _find(toks: Sequence[str], phrases: tuple[str, ...]) -> bool:
-    """Whether a phrase (space-separated folded words) occurs in ``toks`` with no negator right
-    before it (and, for a thanks, no "a" / "to" right after it: :data:`_THANKS`)."""
-    n = len(toks)
+Index = dict[str, tuple[tuple[str, ...], ...]]
+"""Phrases (tuples of folded words) by their first word."""
+
+
+def _index(phrases: tuple[str, ...]) -> Index:
+    by: dict[str, list[tuple[str, ...]]] = {}
     for phrase in phrases:
-        words = phrase.split()
+        words = tuple(phrase.split())
+        by.setdefault(words[0], []).append(words)
+    return {k: tuple(v) for k, v in by.items()}
+
+
+def _indexes(table: dict[str, tuple[str, ...]]) -> dict[str, Index]:
+    return {loc: _index(phrases) for loc, phrases in table.items()}
+
+
+_RELIEF_AT = _indexes(_RELIEF)
+_WORRY_AT = _indexes(_WORRY)
+_FUTURE_AT = _indexes(_FUTURE)
+_OPENERS_AT = _indexes(_ASK_OPENERS)
+
+
+def _at(toks: Sequence[str], i: int, index: Index) -> int:
+    """The length of the longest phrase of ``index`` starting at token ``i`` (0: none)."""
+    best = 0
+    for words in index.get(toks[i], ()):
         k = len(words)
-        for i in range(n - k + 1):
-            if list(toks[i:i + k]) != words or (i and toks[i - 1] in _NEGATORS):
-                continue
-            if words[-1] in _THANKS and i + k < n and toks[i + k] in {"a", "to"}:
-                continue
-            return True
+        if k > best and tuple(toks[i:i + k]) == words:
+            best = k
+    return best
+
+
+def _find(toks: Sequence[str], index: Index) -> bool:
+    """Whether a phrase of ``index`` occurs in ``toks`` with no negator right before it (and, for
+    a thanks, no "a" / "to" right after it: :data:`_THANKS`)."""
+    n = len(toks)
+    for i in range(n):
+        k = _at(toks, i, index)
+        if not k or (i and toks[i - 1] in _NEGATORS):
+            continue
+        if toks[i + k - 1] in _THANKS and i + k < n and toks[i + k] in {"a", "to"}:
+            continue
+        return True
     return False
 
 
 def _plans(toks: Sequence[str], loc: str) -> bool:
     """Whether a future marker is followed within :data:`_PLAN_GAP` tokens of its clause by a plan
-    verb, with no negator right before the marker or between it and the verb."""
+    verb, with no negator in the :data:`_PLAN_GAP` tokens before the marker or between it and the
+    verb."""
     verbs = _PLAN_VERBS[loc]
     n = len(toks)
-    for marker in _FUTURE[loc]:
-        words = marker.split()
-        k = len(words)
-        for i in range(n - k + 1):
-            if list(toks[i:i + k]) != words or any(t in _NEGATORS for t in toks[max(0, i - _PLAN_GAP):i]):
-                continue
-            for j in range(i + k, min(n, i + k + _PLAN_GAP)):
-                if toks[j] in _PUNCT or toks[j] in _NEGATORS:
-                    break
-                if toks[j] in verbs:
-                    return True
+    for i in range(n):
+        k = _at(toks, i, _FUTURE_AT[loc])
+        if not k or any(t in _NEGATORS for t in toks[max(0, i - _PLAN_GAP):i]):
+            continue
+        for j in range(i + k, min(n, i + k + _PLAN_GAP)):
+            if toks[j] in _PUNCT or toks[j] in _NEGATORS:
+                break
+            if toks[j] in verbs:
+                return True
     return False
 
 
@@ -160,20 +189,16 @@ def turn_kind(toks: Sequence[str], locale: str) -> Kind | None:
     (:func:`_plans`); ``ask`` when its first words (after fillers) open a question or request;
     else None. ``locale``: ``es-MX`` or ``en-US`` (another locale: English cues). Pure."""
     loc = locale if locale in _FUTURE else "en-US"
-    if _find(toks, _RELIEF[loc]):
+    if _find(toks, _RELIEF_AT[loc]):
         return "relief"
     if "?" in toks:
-        return None if _find(toks, _WORRY[loc]) else "ask"
+        return None if _find(toks, _WORRY_AT[loc]) else "ask"
     if _plans(toks, loc):
         return "forward"
-    if _find(toks, _WORRY[loc]):
+    if _find(toks, _WORRY_AT[loc]):
         return None
     head = [t for t in toks[:4] if t not in _FILLERS]
-    for opener in _ASK_OPENERS[loc]:
-        words = opener.split()
-        if head[:len(words)] == words:
-            return "ask"
-    return None
+    return "ask" if head and _at(head, 0, _OPENERS_AT[loc]) else None
 
 
 __all__ = ["CUE_LABELS", "Kind", "turn_kind"]
