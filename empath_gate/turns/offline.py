@@ -285,15 +285,15 @@ def _valence(ev: _Evidence, intensity: int, valences: dict[str, float], neutral:
 def _words(scan: _Scan, locale: str, positive_scale: float) -> float | None:
     """The word valence (-1..1) of the turn's tokens, or None when no word is rated: English
     from vaderSentiment's ratings, Spanish from the project's list (:mod:`valence_es`); a
-    negator's scope flips, an intensifier right before raises, positive ratings are scaled by
-    ``positive_scale``."""
+    negator's scope flips (:func:`~empath_gate.turns.valence_words.negation_scope`), an
+    intensifier right before raises, positive ratings are scaled by ``positive_scale``."""
     from empath_gate.turns.valence_en import rated_valence
-    from empath_gate.turns.valence_words import ratings
+    from empath_gate.turns.valence_words import negation_scope, ratings
 
     n = len(scan.toks)
-    negated = [ends_before(scan.negators, scan.toks, i, NEGATION_WINDOW) is not None for i in range(n)]
-    boosted = [ends_before(scan.intensifiers, scan.toks, i, 1) is not None for i in range(n)]
     rated = ratings(scan.toks, locale)
+    negated = negation_scope(scan.toks, scan.negators, rated, NEGATION_WINDOW)  # "no puedo respirar"
+    boosted = [ends_before(scan.intensifiers, scan.toks, i, 1) is not None for i in range(n)]
     for h in scan.intensifiers:
         # "bien" in "bien mal", "so" in "so tired": the modifier raises the next word, and has
         # no rating of its own there
