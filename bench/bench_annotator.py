@@ -5,7 +5,7 @@ the sets it prints (and of no other set), then prints, for the held-out half, th
 held-out set ``heldout2`` (user turns of other seed scripts, written before the ``offline-3``
 tuning round, when the first held-out half had already been looked at during tuning), the third
 held-out set ``heldout3`` when the gold has it (scripts written blind to the annotator, scored
-once after ``offline-4`` was frozen), pooled and per locale, and the tune half (labelled: the lexicon
+once after ``offline-5`` was frozen), pooled and per locale, and the tune half (labelled: the lexicon
 was tuned on it, so it is not a measurement): per-label precision, recall and F1, macro-F1,
 the majority-label baseline and the margin, valence Spearman and Pearson, per-strategy
 precision and recall, per-locale summaries, and each floor of issue 16 (valence Spearman
@@ -49,7 +49,7 @@ TITLES = {
     "heldout2": ("heldout2, the second held-out set "
                  "(written before the offline-3 tuning round, scored after it)"),
     "heldout3": ("heldout3, the third held-out set "
-                 "(written blind to the annotator, scored after offline-4 was frozen)"),
+                 "(written blind to the annotator, scored after offline-5 was frozen)"),
     "tune": "tune half (the lexicon was tuned on it: not a measurement)",
     "all": "both halves pooled (includes the tune half: not a measurement)",
 }
