@@ -1,22 +1,25 @@
 """Measure the offline annotator against the project's gold (``bench/data/annotator-gold/``).
 
-Runs ``empath_gate.turns.offline.annotate`` over every gold seed script and bot reply once,
-then prints, for the held-out half, the second held-out set ``heldout2`` (user turns of other
-seed scripts, written before the last tuning round, when the first held-out half had already
-been looked at during tuning: the clean measurement) and the tune half (labelled: the lexicon
+Runs ``empath_gate.turns.offline.annotate`` once over the gold seed scripts and bot replies of
+the sets it prints (and of no other set), then prints, for the held-out half, the second
+held-out set ``heldout2`` (user turns of other seed scripts, written before the ``offline-3``
+tuning round, when the first held-out half had already been looked at during tuning), the third
+held-out set ``heldout3`` when the gold has it (scripts written blind to the annotator, scored
+once after ``offline-5`` was frozen), pooled and per locale, and the tune half (labelled: the lexicon
 was tuned on it, so it is not a measurement): per-label precision, recall and F1, macro-F1,
 the majority-label baseline and the margin, valence Spearman and Pearson, per-strategy
 precision and recall, per-locale summaries, and each floor of issue 16 (valence Spearman
 >= 0.5, macro-F1 >= baseline + 0.15, on each side) with "met" / "not met".
 
-    python bench/bench_annotator.py [--split held-out|heldout2|tune|all] [--gold DIR]
+    python bench/bench_annotator.py [--split held-out|heldout2|heldout3|tune|all] [--gold DIR]
                                     [--second MODULE:FUNCTION]
 
 ``--split`` prints one half only (``all``: both halves pooled); ``--second`` imports a second
 annotator (a function taking a Dialogue and returning TurnLabels or AnnotatorFailure) and
 reports the agreement of the two (Cohen's kappa on the label, correlation on valence).
-Exit status: 0 when every floor of the held-out half and of ``heldout2`` is met (or neither
-is printed), 1 when one is not, 2 when the annotator or the gold cannot be used.
+Exit status: 0 when every floor of each held-out set printed (``held-out``, ``heldout2``,
+``heldout3``) is met (or none is printed), 1 when one is not, 2 when the annotator or the gold
+cannot be used (or ``--split`` names a set the gold lacks).
 """
 
 from __future__ import annotations
@@ -29,15 +32,24 @@ from pathlib import Path
 from typing import cast
 
 from empath_gate.errors import ConfigError
-from empath_gate.turns.gold import NEW_SCRIPT_PREFIX, GoldSet, Split, load_gold, split_problems
+from empath_gate.turns.gold import (
+    NEW_SCRIPT_PREFIX,
+    SPLITS,
+    GoldSet,
+    Split,
+    load_gold,
+    split_problems,
+)
 from empath_gate.turns.gold_eval import Annotate, Predictions, annotate_gold, render_half, score_half
 
 GOLD = Path(__file__).resolve().parent / "data" / "annotator-gold"
-MEASUREMENTS = ("held-out", "heldout2")
+MEASUREMENTS = ("held-out", "heldout2", "heldout3")
 TITLES = {
     "held-out": "held-out half (looked at during earlier tuning rounds)",
     "heldout2": ("heldout2, the second held-out set "
-                 "(written before the last tuning round: the clean measurement)"),
+                 "(written before the offline-3 tuning round, scored after it)"),
+    "heldout3": ("heldout3, the third held-out set "
+                 "(written blind to the annotator, scored after offline-5 was frozen)"),
     "tune": "tune half (the lexicon was tuned on it: not a measurement)",
     "all": "both halves pooled (includes the tune half: not a measurement)",
 }
@@ -77,8 +89,9 @@ def _num(value: float | None, sign: bool = False) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=("held-out", "heldout2", "tune", "all"), default=None,
-                        help="print one set only (default: held-out, heldout2 when the gold has it, tune)")
+    parser.add_argument("--split", choices=("held-out", "heldout2", "heldout3", "tune", "all"), default=None,
+                        help="print one set only (default: held-out, heldout2 and heldout3 when the "
+                             "gold has them, tune)")
     parser.add_argument("--gold", type=Path, default=GOLD, help=f"gold folder (default {GOLD})")
     parser.add_argument("--second", metavar="MODULE:FUNCTION", help="a second annotator to compare with")
     args = parser.parse_args(argv)
@@ -107,23 +120,28 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     seeds = len({t.seed for t in gold.user})
     fresh = len({t.seed for t in gold.fresh})
+    third = len({t.seed for t in gold.third})
     print(f"gold: {args.gold} ({len(gold.user)} user turns of {seeds} seed scripts, "
-          f"{len(gold.bot)} bot replies; heldout2: {len(gold.fresh)} user turns of {fresh} seed scripts)")
+          f"{len(gold.bot)} bot replies; heldout2: {len(gold.fresh)} user turns of {fresh} seed scripts; "
+          f"heldout3: {len(gold.third)} user turns of {third} scripts)")
+    present = {"heldout2": bool(gold.fresh), "heldout3": bool(gold.third)}
+    splits = [args.split] if args.split else ["held-out", *(s for s, p in present.items() if p), "tune"]
+    missing = [s for s in splits if not present.get(s, True)]
+    if missing:
+        print(f"gold: {args.gold} has no {missing[0]} set", file=sys.stderr)
+        return 2
+    wanted = {x for s in splits for x in (SPLITS if s == "all" else (s,))}
     t0 = time.perf_counter()
-    predictions = annotate_gold(gold, annotate)
+    predictions = annotate_gold(gold, annotate, cast(set[Split], wanted))
     elapsed = time.perf_counter() - t0
     failures = ", ".join(f"{k} {v}" for k, v in sorted(predictions.failures.items())) or "none"
     print(f"annotator: offline, version {predictions.version or 'n/a'}; {predictions.dialogues} dialogues in "
           f"{elapsed:.2f} s; failed dialogues: {failures}")
     if args.second:
-        second = annotate_gold(gold, second_fn)
+        second = annotate_gold(gold, second_fn, cast(set[Split], wanted))
         failures = ", ".join(f"{k} {v}" for k, v in sorted(second.failures.items())) or "none"
         print(f"second annotator: {args.second}, version {second.version or 'n/a'}; "
               f"failed dialogues: {failures}")
-    splits = [args.split] if args.split else ["held-out", *(["heldout2"] if gold.fresh else []), "tune"]
-    if "heldout2" in splits and not gold.fresh:
-        print(f"gold: {args.gold} has no heldout2 set", file=sys.stderr)
-        return 2
     status = 0
     for split in splits:
         half = score_half(gold, predictions, None if split == "all" else cast(Split, split), second)

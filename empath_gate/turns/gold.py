@@ -28,6 +28,12 @@ held out), and none of its seeds may appear in ``user.jsonl``. It has no bot rep
 ``seed`` starting with :data:`NEW_SCRIPT_PREFIX` names a script written for this file rather
 than a seed of the instrument.
 
+Optional files matching :data:`THIRD_USER_GLOB` (``user-heldout3-<locale>.jsonl``) hold a
+**third held-out set** (:data:`THIRD_SPLIT`): user turns of scripts written for it (seeds
+starting with :data:`THIRD_SCRIPT_PREFIX`), labelled by reading the guide only, blind to any
+annotator. Its items all carry ``split: heldout3``, are not dealt, and no seed may appear in
+another gold file; a file named for a locale holds only that locale. It has no bot replies.
+
 Reading goes through :mod:`empath_gate.bounded`; every problem is a :class:`GoldError`
 naming the file and the 1-based line.
 """
@@ -38,7 +44,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -46,13 +52,21 @@ from empath_gate.bounded import InputLimits, JsonLineError, read_jsonl
 from empath_gate.errors import ConfigError
 from empath_gate.turns.model import BOT_LABELS, STRATEGIES, USER_LABELS, Dialogue, DialogueTurn
 
-Split = Literal["tune", "held-out", "heldout2"]
+Split = Literal["tune", "held-out", "heldout2", "heldout3"]
 SPLITS: tuple[Split, ...] = ("tune", "held-out")
 """The two halves the split rule deals ``user.jsonl`` and ``bot.jsonl`` into."""
 FRESH_SPLIT: Split = "heldout2"
 """The split of every item of :data:`FRESH_USER_FILE`, the second held-out set (module docstring)."""
+THIRD_SPLIT: Split = "heldout3"
+"""The split of every item of the :data:`THIRD_USER_GLOB` files, the third held-out set."""
+USER_ONLY_SPLITS: tuple[Split, ...] = (FRESH_SPLIT, THIRD_SPLIT)
+"""The held-out sets made of user turns only (no bot replies), not dealt by the split rule."""
 NEW_SCRIPT_PREFIX = "new-"
 """Seed-id prefix of a script written for the gold itself (not a seed of the instrument)."""
+THIRD_SCRIPT_PREFIX = "h3-"
+"""Seed-id prefix of a script written for the third held-out set (not a seed of the instrument)."""
+WRITTEN_SCRIPT_PREFIXES: tuple[str, ...] = (NEW_SCRIPT_PREFIX, THIRD_SCRIPT_PREFIX)
+"""Seed-id prefixes of scripts written for the gold (not tied to the instrument's seed files)."""
 GoldLocale = Literal["es-MX", "en-US"]
 Quality = Literal["good", "mediocre", "generic", "unsafe"]
 """How good a gold bot reply is as support (written on purpose to vary; not a label any
@@ -65,6 +79,7 @@ every half, so it changes only with a new gold version."""
 USER_FILE = "user.jsonl"
 BOT_FILE = "bot.jsonl"
 FRESH_USER_FILE = "user-heldout2.jsonl"
+THIRD_USER_GLOB = "user-heldout3-*.jsonl"
 
 
 class GoldError(ConfigError):
@@ -87,9 +102,9 @@ class _Item(BaseModel):
 class GoldUserTurn(_Item):
     """One gold-labelled user turn: ``id`` is ``u:<seed>:<turn>``; ``seed`` a seed id of the
     instrument (or, in the second held-out set only, ``new-...``: a script written for the
-    gold); ``turn`` the 0-based index among the script's user turns; ``text`` the script
-    line as written in the seed file (placeholders such as ``{age}`` kept); ``label`` one of
-    :data:`USER_LABELS`; ``intensity`` 0..3; ``valence`` -1..1; ``split`` the half."""
+    gold; in the third, ``h3-...``); ``turn`` the 0-based index among the script's user turns;
+    ``text`` the script line as written in the seed file (placeholders such as ``{age}`` kept);
+    ``label`` one of :data:`USER_LABELS`; ``intensity`` 0..3; ``valence`` -1..1; ``split`` the half."""
 
     seed: str = Field(min_length=1)
     turn: int = Field(ge=0)
@@ -134,24 +149,30 @@ class GoldBotReply(_Item):
 
 class GoldSet(BaseModel):
     """The whole gold: ``user`` turns and ``bot`` replies of the tune and held-out halves (in
-    file order), and ``fresh``, the user turns of the second held-out set (``heldout2``; empty
-    when the folder has no :data:`FRESH_USER_FILE`)."""
+    file order), ``fresh``, the user turns of the second held-out set (``heldout2``; empty
+    when the folder has no :data:`FRESH_USER_FILE`), and ``third``, those of the third
+    (``heldout3``; empty when no file matches :data:`THIRD_USER_GLOB`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     user: tuple[GoldUserTurn, ...]
     bot: tuple[GoldBotReply, ...]
     fresh: tuple[GoldUserTurn, ...] = ()
+    third: tuple[GoldUserTurn, ...] = ()
 
     def user_in(self, split: Split | None) -> tuple[GoldUserTurn, ...]:
-        """The user turns of ``split`` (``heldout2``: :attr:`fresh`; ``None``: both halves,
-        tune and held-out, without the second held-out set)."""
+        """The user turns of ``split`` (``heldout2``: :attr:`fresh`; ``heldout3``:
+        :attr:`third`; ``None``: both halves, tune and held-out, without the other held-out
+        sets)."""
         if split == FRESH_SPLIT:
             return self.fresh
+        if split == THIRD_SPLIT:
+            return self.third
         return tuple(t for t in self.user if split is None or t.split == split)
 
     def bot_in(self, split: Split | None) -> tuple[GoldBotReply, ...]:
-        """The bot replies of ``split`` (``None``: both halves; ``heldout2`` has none)."""
+        """The bot replies of ``split`` (``None``: both halves; ``heldout2`` and ``heldout3``
+        have none)."""
         return tuple(r for r in self.bot if split is None or r.split == split)
 
 
@@ -248,12 +269,13 @@ def _check_scripts(path: Path, user: Sequence[GoldUserTurn]) -> None:
 
 def load_gold(folder: Path, limits: InputLimits | None = None) -> GoldSet:
     """Read and validate the gold folder ``folder`` (``user.jsonl``, ``bot.jsonl`` and, when
-    present, ``user-heldout2.jsonl``).
+    present, ``user-heldout2.jsonl`` and the ``user-heldout3-*.jsonl`` files, in name order).
 
     Checks each line (a JSON object valid as its item type), unique ids, each seed's turns
-    contiguous from 0 in file order and in one locale; in the second held-out file, also that
-    every item is ``heldout2`` and no seed is one of ``user.jsonl``'s (and no ``user.jsonl``
-    item claims ``heldout2``). Raises :class:`GoldError` naming the file and line, or
+    contiguous from 0 in file order and in one locale; in a held-out file, also that every item
+    has that file's split (``heldout2`` / ``heldout3``, allowed nowhere else) and that no seed
+    is in another gold file; in a ``user-heldout3-<locale>.jsonl`` file, that every item has
+    that locale. Raises :class:`GoldError` naming the file and line, or
     :class:`~empath_gate.bounded.InputLimitError` for an input over a limit. Does not check the
     split rule or the seed files (see :func:`split_problems`)."""
     folder = Path(folder)
@@ -261,16 +283,33 @@ def load_gold(folder: Path, limits: InputLimits | None = None) -> GoldSet:
     user, _ = _read_items(user_path, GoldUserTurn.model_validate, limits)
     bot, _ = _read_items(bot_path, GoldBotReply.model_validate, limits)
     _check_scripts(user_path, user)
+    owner = dict.fromkeys((t.seed for t in user), USER_FILE)
     fresh: list[GoldUserTurn] = []
     if fresh_path.exists():
-        fresh, lines = _read_items(fresh_path, GoldUserTurn.model_validate, limits, (FRESH_SPLIT,))
-        _check_scripts(fresh_path, fresh)
-        halves = {t.seed for t in user}
-        for t in fresh:
-            if t.seed in halves:
-                raise GoldError(f"{fresh_path}:{lines[t.id]}: seed {t.seed!r} is also in {USER_FILE}; "
-                                "a held-out seed must be new")
-    return GoldSet(user=tuple(user), bot=tuple(bot), fresh=tuple(fresh))
+        fresh = _held_out_file(fresh_path, FRESH_SPLIT, owner, limits)
+    third: list[GoldUserTurn] = []
+    for path in sorted(folder.glob(THIRD_USER_GLOB)):
+        third += _held_out_file(path, THIRD_SPLIT, owner, limits)
+    return GoldSet(user=tuple(user), bot=tuple(bot), fresh=tuple(fresh), third=tuple(third))
+
+
+def _held_out_file(path: Path, split: Split, owner: dict[str, str], limits: InputLimits | None
+                   ) -> list[GoldUserTurn]:
+    """The items of one held-out file, all of ``split``; ``owner`` (seed -> the file holding it)
+    gains this file's seeds. GoldError for a seed another file holds, or, in a file named
+    ``...-<locale>.jsonl``, an item of another locale."""
+    items, lines = _read_items(path, GoldUserTurn.model_validate, limits, (split,))
+    _check_scripts(path, items)
+    named = path.stem.removeprefix(THIRD_USER_GLOB.split("*")[0])
+    locale = named if split == THIRD_SPLIT and named in get_args(GoldLocale) else None
+    for t in items:
+        if t.seed in owner and owner[t.seed] != path.name:
+            raise GoldError(f"{path}:{lines[t.id]}: seed {t.seed!r} is also in {owner[t.seed]}; "
+                            "a held-out seed must be new")
+        if locale is not None and t.locale != locale:
+            raise GoldError(f"{path}:{lines[t.id]}: locale {t.locale!r} in a file named for {locale!r}")
+    owner.update(dict.fromkeys((t.seed for t in items), path.name))
+    return items
 
 
 def split_problems(gold: GoldSet) -> list[str]:
@@ -314,7 +353,12 @@ __all__ = [
     "NEW_SCRIPT_PREFIX",
     "SPLITS",
     "SPLIT_SALT",
+    "THIRD_SCRIPT_PREFIX",
+    "THIRD_SPLIT",
+    "THIRD_USER_GLOB",
     "USER_FILE",
+    "USER_ONLY_SPLITS",
+    "WRITTEN_SCRIPT_PREFIXES",
     "GoldBotReply",
     "GoldError",
     "GoldSet",

@@ -11,11 +11,11 @@ without a prediction: counted by reason and scored as misses, never given a labe
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from empath_gate.analysis.base import AnalysisModel
 from empath_gate.turns.gold import (
-    FRESH_SPLIT,
+    USER_ONLY_SPLITS,
     GoldBotReply,
     GoldSet,
     GoldUserTurn,
@@ -61,17 +61,19 @@ class Predictions(AnalysisModel):
     version: str | None
 
 
-def annotate_gold(gold: GoldSet, annotate: Annotate) -> Predictions:
-    """Run ``annotate`` on every dialogue of ``gold`` (seed scripts of both halves and of the
-    second held-out set, then bot replies). An exception of the annotator is not caught: it is
+def annotate_gold(gold: GoldSet, annotate: Annotate, splits: Collection[Split] | None = None) -> Predictions:
+    """Run ``annotate`` on the dialogues of ``gold`` (seed scripts, then bot replies) of
+    ``splits`` (``None``: every set: both halves and the other held-out sets), so a run on the
+    tune half never labels a held-out turn. An exception of the annotator is not caught: it is
     a bug, not an annotation failure."""
     labels: dict[str, TurnLabel | None] = {}
     failures: Counter[str] = Counter()
     version: str | None = None
+    users = [t for t in (*gold.user, *gold.fresh, *gold.third) if splits is None or t.split in splits]
     jobs: list[tuple[Dialogue, Sequence[int], Sequence[str]]] = [
-        (dialogue, range(len(items)), [t.id for t in items])
-        for dialogue, items in user_dialogues((*gold.user, *gold.fresh))]
-    jobs += [(bot_dialogue(reply), (1,), (reply.id,)) for reply in gold.bot]
+        (dialogue, range(len(items)), [t.id for t in items]) for dialogue, items in user_dialogues(users)]
+    jobs += [(bot_dialogue(reply), (1,), (reply.id,)) for reply in gold.bot
+             if splits is None or reply.split in splits]
     for dialogue, turns, ids in jobs:
         annotation = annotate(dialogue)
         if isinstance(annotation, AnnotatorFailure):
@@ -97,11 +99,11 @@ def _bot_side(items: Sequence[GoldBotReply], labels: Labels, majority: str) -> S
 
 
 class HalfScores(AnalysisModel):
-    """The scores of one half (``split``: ``tune``, ``held-out``, ``heldout2`` or ``all``):
-    ``user`` and ``bot`` pooled over locales (``bot`` ``None`` for a set without bot replies,
-    such as ``heldout2``), the same ``by_locale``; ``user_agreement``/``bot_agreement`` with a
-    second annotator when one ran; ``floors`` the issue's floors on each side scored
-    (``user ...`` / ``bot ...``)."""
+    """The scores of one half (``split``: ``tune``, ``held-out``, ``heldout2``, ``heldout3`` or
+    ``all``): ``user`` and ``bot`` pooled over locales (``bot`` ``None`` for a set without bot
+    replies, such as ``heldout2`` and ``heldout3``), the same ``by_locale``;
+    ``user_agreement``/``bot_agreement`` with a second annotator when one ran; ``floors`` the
+    issue's floors on each side scored (``user ...`` / ``bot ...``)."""
 
     split: str
     user: SideScores
@@ -115,12 +117,12 @@ class HalfScores(AnalysisModel):
 def score_half(gold: GoldSet, predictions: Predictions, split: Split | None,
                second: Predictions | None = None) -> HalfScores:
     """Score ``predictions`` on the ``split`` half of ``gold`` (``None``: both halves;
-    ``heldout2``: the second held-out set, user turns only, so ``bot`` is ``None`` and only the
+    ``heldout2`` / ``heldout3``: a held-out set of user turns only, so ``bot`` is ``None`` and only the
     user floors are checked). The majority baseline is the tune half's most frequent label,
     pooled for the pooled scores and per locale for each locale's. ValueError when the half
-    lacks user turns, or bot replies (except ``heldout2``)."""
+    lacks user turns, or bot replies (except ``heldout2`` / ``heldout3``)."""
     users, bots = gold.user_in(split), gold.bot_in(split)
-    if not users or (not bots and split != FRESH_SPLIT):
+    if not users or (not bots and split not in USER_ONLY_SPLITS):
         raise ValueError(f"the {split or 'whole'} gold has no user turns or no bot replies")
     labels = predictions.labels
 

@@ -29,12 +29,17 @@ own: es-MX "bien" in "bien mal"), and on user turns without a pleasant label pos
 text), summed and squashed by vaderSentiment's ``normalize``. *A labelled user turn*:
 :data:`LEXICON_SHARE` x the evidence-weighted mean of the labels' valences (``emotions.yaml``)
 times 0.7 / 0.85 / 1.0 for intensity 1 / 2 / 3, plus the rest x the word valence. *A neutral
-user turn*: :data:`NEUTRAL_BASE` (a help-seeker's plain turn sits a little below 0) plus
-:data:`NEUTRAL_WORDS_SHARE` x the word valence plus :data:`NEUTRAL_MOOD_SHARE` x the mood of
-the user turns before it (their valences, exponentially weighted, weight
-:data:`MOOD_DECAY` on the older mood): a plain turn inside a distressing story reads below 0.
-A risk statement caps the valence at :data:`RISK_VALENCE`. The weights are the project's
-choice, tuned on the tune half of the gold file (never on the held-out half or on heldout2).
+user turn*: :data:`~empath_gate.turns.user_context.NEUTRAL_BASE` (a help-seeker's plain turn
+sits a little below 0) plus :data:`NEUTRAL_WORDS_SHARE` x the word valence. *In context*
+(rules ``offline-4``): every user turn but the first is then blended with the valence given to
+the previous user turn, with a weight that falls as the turn's own evidence grows (none, rated
+words only, a lexicon label: :func:`~empath_gate.turns.user_context.in_context`), so a plain
+turn inside a distressing story reads below 0 instead of jumping back to it; rules ``offline-5``
+first read the turn's kind (:func:`~empath_gate.turns.user_context.cued`), and a turn with no
+feeling found but a plan or a thanks gets that cue's label (:data:`user_cues.CUE_LABELS`,
+intensity 1). A risk statement
+is not blended and caps the valence at :data:`RISK_VALENCE`. The weights are the project's
+choice, tuned on the tune half of the gold file (never on a held-out set).
 
 **Assistant turns.** Warmth evidence: ``warmth_care`` phrases, a caring strategy
 (:data:`CARING_STRATEGIES`) and feelings named in a turn that addresses the user (user-side
@@ -77,8 +82,10 @@ from empath_gate.turns.lexmatch import (
 )
 from empath_gate.turns.model import Annotation, Dialogue, DialogueTurn, TurnLabel, TurnLabels
 from empath_gate.turns.riskmatch import RiskMatcher, one_pattern, risk_locales
+from empath_gate.turns.user_context import NEUTRAL_BASE, Evidence, cued, in_context
+from empath_gate.turns.user_cues import CUE_LABELS, turn_kind
 
-RULES_VERSION = "3"
+RULES_VERSION = "5"
 """Version of the rules in this module; part of :data:`TurnLabels.version`."""
 
 USER_PRIORITY: tuple[str, ...] = (
@@ -111,18 +118,12 @@ RISK_WEIGHT = 3.0
 INTENSITY_SCALE: dict[int, float] = {0: 0.0, 1: 0.7, 2: 0.85, 3: 1.0}
 LEXICON_SHARE = 0.5
 """Share of the label valence in a labelled turn's valence (the rest: word valence)."""
-NEUTRAL_BASE = -0.1
-"""Valence of a neutral user turn with no rated word and no mood before it."""
 NEUTRAL_WORDS_SHARE = 0.5
 """Share of the word valence added to a neutral user turn's valence."""
 USER_POSITIVE_SCALE = 0.3
 """Factor on positive word ratings in user turns without a pleasant label."""
 RISK_VALENCE = -0.85
 """Highest valence of a user turn with a risk statement."""
-NEUTRAL_MOOD_SHARE = 0.2
-"""Share of the earlier user turns' mood added to a neutral user turn's valence."""
-MOOD_DECAY = 0.3
-"""Weight of the older mood when a user turn's valence joins it (0: the last turn only)."""
 CARING_STRATEGIES: frozenset[str] = frozenset({
     "reflection_of_feelings", "affirmation_reassurance", "self_disclosure", "restatement_paraphrasing"})
 """Strategies that count as warmth evidence of a bot turn."""
@@ -284,15 +285,15 @@ def _valence(ev: _Evidence, intensity: int, valences: dict[str, float], neutral:
 def _words(scan: _Scan, locale: str, positive_scale: float) -> float | None:
     """The word valence (-1..1) of the turn's tokens, or None when no word is rated: English
     from vaderSentiment's ratings, Spanish from the project's list (:mod:`valence_es`); a
-    negator's scope flips, an intensifier right before raises, positive ratings are scaled by
-    ``positive_scale``."""
+    negator's scope flips (:func:`~empath_gate.turns.valence_words.negation_scope`), an
+    intensifier right before raises, positive ratings are scaled by ``positive_scale``."""
     from empath_gate.turns.valence_en import rated_valence
-    from empath_gate.turns.valence_words import ratings
+    from empath_gate.turns.valence_words import negation_scope, ratings
 
     n = len(scan.toks)
-    negated = [ends_before(scan.negators, scan.toks, i, NEGATION_WINDOW) is not None for i in range(n)]
-    boosted = [ends_before(scan.intensifiers, scan.toks, i, 1) is not None for i in range(n)]
     rated = ratings(scan.toks, locale)
+    negated = negation_scope(scan.toks, scan.negators, rated, NEGATION_WINDOW)  # "no puedo respirar"
+    boosted = [ends_before(scan.intensifiers, scan.toks, i, 1) is not None for i in range(n)]
     for h in scan.intensifiers:
         # "bien" in "bien mal", "so" in "so tired": the modifier raises the next word, and has
         # no rating of its own there
@@ -302,20 +303,24 @@ def _words(scan: _Scan, locale: str, positive_scale: float) -> float | None:
     return rated_valence(rated, negated, boosted, positive_scale)
 
 
-def _blend(lexical: float, scan: _Scan, found: bool, locale: str, positive_scale: float = 1.0) -> float:
+def _blend(lexical: float, scan: _Scan, found: bool, locale: str,
+           positive_scale: float = 1.0) -> tuple[float, Evidence]:
+    """The turn's own valence and how much evidence it rests on (:data:`user_context.Evidence`)."""
     words = _words(scan, locale, positive_scale)
     if not found:
-        return NEUTRAL_BASE + NEUTRAL_WORDS_SHARE * (words or 0.0)
+        return NEUTRAL_BASE + NEUTRAL_WORDS_SHARE * (words or 0.0), ("none" if words is None else "weak")
     if words is None:
-        return lexical
-    return LEXICON_SHARE * lexical + (1 - LEXICON_SHARE) * words
+        return lexical, "labelled"
+    return LEXICON_SHARE * lexical + (1 - LEXICON_SHARE) * words, "labelled"
 
 
 def _clamp(v: float) -> float:
     return round(max(-1.0, min(1.0, v)), 3)
 
 
-def _user_label(i: int, turn: DialogueTurn, ctx: _Context, mood: float | None = None) -> TurnLabel:
+def _user_label(i: int, turn: DialogueTurn, ctx: _Context, context: float | None = None) -> TurnLabel:
+    """User turn ``i``'s label; ``context``: the valence given to the previous user turn (None
+    for the first), read by :func:`~empath_gate.turns.user_context.in_context`."""
     scan = _scan(turn.text, ctx.matcher, "user")
     ev = _evidence(scan, ctx.valences)
     risk = ctx.risk.search(turn.text)
@@ -323,17 +328,20 @@ def _user_label(i: int, turn: DialogueTurn, ctx: _Context, mood: float | None = 
         ev.add("hopelessness", RISK_WEIGHT)
     emotional = {k: w for k, w in ev.weight.items() if k != "neutral" and w > 0}
     if not emotional:
-        valence = _blend(0.0, scan, False, ctx.locale, USER_POSITIVE_SCALE)
-        if mood is not None:
-            valence += NEUTRAL_MOOD_SHARE * mood
-        if risk:
-            valence = min(valence, RISK_VALENCE)
-        return TurnLabel(turn=i, role="user", label="neutral", intensity=0, valence=_clamp(valence))
+        own, evidence = _blend(0.0, scan, False, ctx.locale, USER_POSITIVE_SCALE)
+        kind = turn_kind(scan.toks, ctx.locale)  # (a risk statement is never here: it is evidence)
+        own, evidence = cued(own, evidence, kind, False)
+        cue = CUE_LABELS.get(kind or "", "neutral")
+        cue = cue if cue in ctx.valences else "neutral"
+        return TurnLabel(turn=i, role="user", label=cue, intensity=int(cue != "neutral"),
+                         valence=_clamp(in_context(own, evidence, context)))
     label = max(emotional, key=lambda k: (emotional[k], -USER_PRIORITY.index(k)))
     intensity = 3 if risk and label == "hopelessness" else _intensity(ev, label, turn.text)
     pleasant = ctx.valences[label] > 0
-    valence = _blend(_valence(ev, intensity, ctx.valences, "neutral"), scan, True, ctx.locale,
-                     1.0 if pleasant else USER_POSITIVE_SCALE)
+    own, evidence = _blend(_valence(ev, intensity, ctx.valences, "neutral"), scan, True, ctx.locale,
+                           1.0 if pleasant else USER_POSITIVE_SCALE)
+    own, evidence = cued(own, evidence, turn_kind(scan.toks, ctx.locale), not pleasant)
+    valence = own if risk else in_context(own, evidence, context)
     if risk:
         valence = min(valence, RISK_VALENCE)
     return TurnLabel(turn=i, role="user", label=label, intensity=intensity, valence=_clamp(valence))
@@ -475,14 +483,14 @@ def annotate(dialogue: Dialogue, instrument: Instrument | None = None) -> Annota
         keywords=tuple(r.keyword for r in inst.resources if r.keyword),
     )
     labels: list[TurnLabel] = []
-    mood: float | None = None
+    context: float | None = None
     for i, t in enumerate(dialogue.turns):
         if t.role != "user":
             labels.append(_bot_label(i, t, ctx))
             continue
-        got = _user_label(i, t, ctx, mood)
+        got = _user_label(i, t, ctx, context)
         labels.append(got)
-        mood = got.valence if mood is None else MOOD_DECAY * mood + (1 - MOOD_DECAY) * got.valence
+        context = got.valence
     return TurnLabels(conversation_id=dialogue.conversation_id, annotator="offline",
                       version=annotator_version(locale, inst, how), labels=tuple(labels))
 

@@ -13,9 +13,11 @@ from empath_gate.instrument.cues import is_voice_seed
 from empath_gate.instrument.loader import load_instrument
 from empath_gate.instrument.seed_models import Seed
 from empath_gate.turns.gold import (
-    NEW_SCRIPT_PREFIX,
+    THIRD_SCRIPT_PREFIX,
+    WRITTEN_SCRIPT_PREFIXES,
     GoldError,
     GoldSet,
+    GoldUserTurn,
     bot_dialogue,
     deal_halves,
     expected_splits,
@@ -222,7 +224,7 @@ def test_heldout2_labels_every_user_turn_of_40_new_seed_scripts_per_locale(
         assert t.split == "heldout2", t.id
         by_seed.setdefault(t.seed, []).append(t.text)
         locales[t.seed] = t.locale
-    written = {s for s in by_seed if s.startswith(NEW_SCRIPT_PREFIX)}
+    written = {s for s in by_seed if s.startswith(WRITTEN_SCRIPT_PREFIXES)}
     for seed_id, texts in by_seed.items():
         if seed_id in written:
             assert seed_id not in seeds, seed_id
@@ -241,16 +243,19 @@ def test_heldout2_labels_every_user_turn_of_40_new_seed_scripts_per_locale(
         assert {t.label for t in gold.fresh if t.locale == loc} == set(USER_LABELS), loc
 
 
+def _off_guide(items: tuple[GoldUserTurn, ...]) -> list[str]:
+    """Ids of held-out user turns whose values break the README's guide."""
+    bad = []
+    for t in items:
+        ok = {"hopelessness": t.valence <= -0.5, "hope": t.valence > 0, "relief_calm": t.valence > 0,
+              "neutral": abs(t.valence) <= 0.3 and t.intensity == 0}.get(t.label, True)
+        if not ok or (t.label != "neutral" and t.intensity == 0):
+            bad.append(t.id)
+    return bad
+
+
 def test_heldout2_values_follow_the_guide(gold: GoldSet) -> None:
-    for t in gold.fresh:
-        if t.label == "hopelessness":
-            assert t.valence <= -0.5, t.id
-        if t.label in ("hope", "relief_calm"):
-            assert t.valence > 0, t.id
-        if t.label == "neutral":
-            assert abs(t.valence) <= 0.3 and t.intensity == 0, t.id
-        else:
-            assert t.intensity > 0, t.id
+    assert _off_guide(gold.fresh) == []
     assert gold.user_in("heldout2") == gold.fresh and not gold.bot_in("heldout2")
     assert not set(gold.user_in(None)) & set(gold.fresh)
 
@@ -272,3 +277,93 @@ def test_heldout2_file_is_optional_and_checked(tmp_path: Path) -> None:
     _write(tmp_path, [_u("s-a", 0, split="heldout2")], [_b(1)])
     with pytest.raises(GoldError, match=r"user\.jsonl:1: split: 'heldout2' is not allowed"):
         load_gold(folder)
+
+
+# ----------------------------------------------------------------------------- the third held-out set
+
+
+def _h3(folder: Path, locale: str, rows: list[dict[str, object]]) -> Path:
+    path = folder / f"user-heldout3-{locale}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _t3(seed: str, turn: int, **kw: object) -> dict[str, object]:
+    locale = "es-MX" if seed.startswith("h3-mx-") else "en-US"
+    return _u(seed, turn, **{"locale": locale, "split": "heldout3", **kw})
+
+
+def test_heldout3_files_are_optional_and_loaded_per_locale(tmp_path: Path) -> None:
+    folder = _write(tmp_path, [_u("s-a", 0)], [_b(1)])
+    assert load_gold(folder).third == ()
+    _h3(folder, "es-MX", [_t3("h3-mx-a", 0), _t3("h3-mx-a", 1, label="hope", intensity=1, valence=0.4)])
+    _h3(folder, "en-US", [_t3("h3-us-a", 0)])
+    g = load_gold(folder)
+    assert [t.id for t in g.third] == ["u:h3-us-a:0", "u:h3-mx-a:0", "u:h3-mx-a:1"]  # files in name order
+    assert g.user_in("heldout3") == g.third and not g.bot_in("heldout3")
+    assert not set(g.user_in(None)) & set(g.third) and g.fresh == ()
+    assert all(t.seed.startswith(THIRD_SCRIPT_PREFIX) for t in g.third)
+
+
+@pytest.mark.parametrize(("rows", "message"), [
+    ([_t3("h3-mx-a", 0), _t3("h3-mx-b", 0, split="tune")],
+     r"user-heldout3-es-MX\.jsonl:2: split: 'tune' is not allowed"),
+    ([_t3("h3-mx-a", 0, split="heldout2")],
+     r"user-heldout3-es-MX\.jsonl:1: split: 'heldout2' is not allowed"),
+    ([_t3("h3-mx-a", 0), _t3("s-a", 0, locale="es-MX")],
+     r"user-heldout3-es-MX\.jsonl:2: seed 's-a' is also in user\.jsonl"),
+    ([_t3("h3-mx-a", 0), _t3("s-b", 0, locale="es-MX")],
+     r"user-heldout3-es-MX\.jsonl:2: seed 's-b' is also in user-heldout2\.jsonl"),
+    ([_t3("h3-mx-a", 0), _t3("h3-us-a", 0)],
+     r"user-heldout3-es-MX\.jsonl:2: locale 'en-US' in a file named for"),
+    ([_t3("h3-mx-a", 0, valence=-2)], r"user-heldout3-es-MX\.jsonl:1: valence"),
+    ([_t3("h3-mx-a", 0), _t3("h3-mx-a", 2)],
+     r"user-heldout3-es-MX\.jsonl: seed 'h3-mx-a': turns must be 0\.\.1"),
+])
+def test_heldout3_errors_name_the_file_and_line(tmp_path: Path, rows: list[dict[str, object]],
+                                                message: str) -> None:
+    folder = _write(tmp_path, [_u("s-a", 0)], [_b(1)])
+    (folder / "user-heldout2.jsonl").write_text(json.dumps(_u("s-b", 0, split="heldout2")) + "\n",
+                                                encoding="utf-8")
+    _h3(folder, "es-MX", rows)
+    with pytest.raises(GoldError, match=message):
+        load_gold(folder)
+
+
+def test_heldout3_split_is_allowed_only_in_its_files_and_a_seed_in_one_file_only(tmp_path: Path) -> None:
+    folder = _write(tmp_path, [_u("s-a", 0, split="heldout3")], [_b(1)])
+    with pytest.raises(GoldError, match=r"user\.jsonl:1: split: 'heldout3' is not allowed"):
+        load_gold(folder)
+    _write(tmp_path, [_u("s-a", 0)], [_b(1)])
+    (folder / "user-heldout2.jsonl").write_text(json.dumps(_u("s-b", 0, split="heldout3")) + "\n",
+                                                encoding="utf-8")
+    with pytest.raises(GoldError, match=r"user-heldout2\.jsonl:1: split: 'heldout3' is not allowed"):
+        load_gold(folder)
+    (folder / "user-heldout2.jsonl").unlink()
+    _h3(folder, "en-US", [_t3("h3-us-a", 0)])
+    _h3(folder, "es-MX", [_t3("h3-us-a", 0, locale="es-MX")])
+    with pytest.raises(GoldError, match=r"user-heldout3-es-MX\.jsonl:1: seed 'h3-us-a' is also in "
+                                        r"user-heldout3-en-US\.jsonl"):
+        load_gold(folder)
+
+
+def test_the_guide_check_catches_off_guide_values(tmp_path: Path) -> None:
+    folder = _write(tmp_path, [_u("s-a", 0)], [_b(1)])
+    _h3(folder, "en-US", [_t3("h3-us-a", 0, label="hopelessness", intensity=2, valence=-0.2),
+                          _t3("h3-us-a", 1, valence=0.5), _t3("h3-us-a", 2, label="hope", intensity=0,
+                                                              valence=0.3),
+                          _t3("h3-us-a", 3, label="relief_calm", intensity=1, valence=0.2)])
+    assert _off_guide(load_gold(folder).third) == ["u:h3-us-a:0", "u:h3-us-a:1", "u:h3-us-a:2"]
+
+
+def test_heldout3_scripts_are_written_for_it_and_follow_the_guide(
+        gold: GoldSet, seeds: dict[str, Seed]) -> None:
+    if not gold.third:
+        pytest.skip("the gold has no user-heldout3-*.jsonl file yet")
+    prefix = {"es-MX": "h3-mx-", "en-US": "h3-us-"}
+    for t in gold.third:
+        assert t.split == "heldout3" and t.seed.startswith(prefix[t.locale]), t.id
+        assert t.seed not in seeds, f"{t.seed}: a heldout3 script is not a seed of the instrument"
+    assert {t.locale for t in gold.third} == set(LOCALES)
+    assert not {t.seed for t in gold.third} & {t.seed for t in (*gold.user, *gold.fresh)}
+    assert _off_guide(gold.third) == []

@@ -5,6 +5,7 @@ codes, including a clear message when the offline annotator is missing."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 import types
 from pathlib import Path
@@ -241,3 +242,81 @@ def test_bench_splits_heldout2_by_source(
     assert f"instrument seed scripts ({len(seeds - new)} scripts" in out
     assert f"scripts written for the gold ({len(new)} scripts" in out
     assert out.count("pooled Spearman 1.000") == 2
+
+
+# ----------------------------------------------------------------------------- the third held-out set
+
+
+def _with_heldout3(tmp_path: Path) -> Path:
+    """A gold folder: the real halves plus two small ``user-heldout3-*`` files (no heldout2)."""
+    import shutil
+
+    for name in ("user.jsonl", "bot.jsonl"):
+        shutil.copy(GOLD_DIR / name, tmp_path / name)
+    rows = {"es-MX": [("h3-mx-a", "ya no puedo más", "hopelessness", 3, -0.9),
+                      ("h3-mx-a", "gracias, ya me siento mejor", "relief_calm", 1, 0.3),
+                      ("h3-mx-b", "hola", "neutral", 0, 0.0)],
+            "en-US": [("h3-us-a", "I'm scared", "fear_anxiety", 2, -0.6),
+                      ("h3-us-a", "ok, I'll call tomorrow", "hope", 1, 0.4),
+                      ("h3-us-b", "my dog died", "sadness_grief", 2, -0.7)]}
+    for locale, items in rows.items():
+        turns: dict[str, int] = {}
+        lines = []
+        for seed, text, label, intensity, valence in items:
+            n = turns[seed] = turns.get(seed, -1) + 1
+            lines.append(json.dumps({"id": f"u:{seed}:{n}", "locale": locale, "seed": seed, "turn": n,
+                                     "text": text, "label": label, "intensity": intensity,
+                                     "valence": valence, "split": "heldout3"}))
+        (tmp_path / f"user-heldout3-{locale}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return tmp_path
+
+
+def _oracle3(gold: GoldSet) -> Any:
+    """The oracle stub over the gold's halves and its third held-out set."""
+    return _oracle(gold.model_copy(update={"fresh": gold.third}))
+
+
+def test_bench_prints_heldout3_pooled_and_per_locale_and_gates_on_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _with_heldout3(tmp_path)
+    gold = load_gold(folder)
+    assert len(gold.third) == 6 and gold.fresh == ()
+    _offline(monkeypatch, _oracle3(gold))
+    bench = _bench()
+    assert bench.main(["--gold", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert out.index("== held-out half") < out.index("== heldout3, the third") < out.index("== tune half")
+    assert "== heldout2" not in out and "heldout3: 6 user turns of 4 scripts" in out
+    block = out[out.index("== heldout3"):out.index("== tune half")]
+    assert "es-MX: user macro-F1" in block and "en-US: user macro-F1" in block
+    assert "bot replies: none in this set" in block
+    _offline(monkeypatch, _constant)
+    assert bench.main(["--gold", str(folder), "--split", "heldout3"]) == 1
+    out = capsys.readouterr().out
+    assert "not met" in out and "== tune half" not in out and "== held-out half" not in out
+    assert bench.main(["--gold", str(folder), "--split", "heldout2"]) == 2
+    assert "has no heldout2 set" in capsys.readouterr().err
+
+
+def test_bench_labels_only_the_sets_it_prints(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _with_heldout3(tmp_path)
+    gold = load_gold(folder)
+    stub = _oracle3(gold)
+    _offline(monkeypatch, stub)
+    assert _bench().main(["--gold", str(folder), "--split", "tune"]) == 0
+    seen = {d.conversation_id for d in stub.seen}
+    tune = {t.seed for t in gold.user_in("tune")} | {r.id for r in gold.bot_in("tune")}
+    assert seen == tune  # no held-out seed, reply or heldout3 script was labelled
+    stub.seen.clear()
+    assert _bench().main(["--gold", str(folder), "--split", "heldout3"]) == 0
+    assert {d.conversation_id for d in stub.seen} == {t.seed for t in gold.third}
+    capsys.readouterr()
+
+
+def test_annotate_gold_limits_itself_to_the_sets_asked(gold: GoldSet) -> None:
+    stub = _oracle(gold)
+    preds = annotate_gold(gold, stub, {"held-out"})
+    want = {t.id for t in gold.user_in("held-out")} | {r.id for r in gold.bot_in("held-out")}
+    assert set(preds.labels) == want
+    assert len(annotate_gold(gold, stub).labels) == len(gold.user) + len(gold.fresh) + len(gold.bot)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from empath_gate.turns.lexmatch import fold, tokens
+from empath_gate.turns.lexmatch import Hit, compile_phrase, fold, tokens
+from empath_gate.turns.model import Dialogue, DialogueTurn, TurnLabels
+from empath_gate.turns.offline import annotate
 from empath_gate.turns.valence_en import rated_valence, word_ratings
 from empath_gate.turns.valence_words import (
     EN_RATINGS,
@@ -13,6 +15,7 @@ from empath_gate.turns.valence_words import (
     SPANISH,
     STEM_KEY,
     WordList,
+    negation_scope,
     ratings,
 )
 
@@ -56,3 +59,31 @@ def test_rated_valence_negation_intensifier_and_positive_scale() -> None:
     assert damped is not None and 0 < damped < plain
     unpleasant = rated_valence([-2.0], [False], [False])
     assert rated_valence([-2.0], [False], [False], positive_scale=0.3) == unpleasant
+
+
+
+def _scope(text: str, locale: str, negator: str) -> dict[str, bool]:
+    """Whether each rated word of ``text`` is flipped by the one ``negator`` phrase in it."""
+    toks = tokens(text)
+    k = len(negator.split())
+    start = next(i for i in range(len(toks)) if toks[i:i + k] == negator.split())
+    hit = Hit(phrase=compile_phrase("negator", "negator", negator), start=start, end=start + k)
+    rated = ratings(toks, locale)
+    flipped = negation_scope(toks, [hit], rated, 3)
+    return {t: f for t, r, f in zip(toks, rated, flipped, strict=True)
+            if r is not None and t not in negator.split()}
+
+
+def test_an_inability_keeps_an_unpleasant_word_unpleasant() -> None:
+    assert _scope("no puedo respirar", "es-MX", "no") == {"respirar": False}
+    assert _scope("no tengo miedo", "es-MX", "no") == {"miedo": True}
+    assert _scope("no puedo estar tranquila", "es-MX", "no") == {"tranquila": True}  # pleasant: flips
+    assert _scope("no deja de llorar", "es-MX", "no")["llorar"] is False
+    assert _scope("I can't stop crying", "en-US", "can't")["crying"] is False
+    assert _scope("I'm not sad", "en-US", "not") == {"sad": True}
+
+
+def test_cant_breathe_reads_unpleasant() -> None:
+    out = annotate(Dialogue(conversation_id="c", locale="es-MX", turns=(
+        DialogueTurn(role="user", text="ayuda porfa no puedo respirar bien"),)))
+    assert isinstance(out, TurnLabels) and out.labels[0].valence < -0.4
