@@ -89,7 +89,7 @@ EN_RATINGS: dict[float, str] = {
     -2.2: "evicted eviction homeless deported chemo diagnosed icu custody afraid bruise bruises "
           "bruised wrecked breakup dementia alzheimer's blade gun layoff stalking bullied",
     2.0: "excited proud clean sober hype recovery",
-    0.0: "like pretty honestly well wish free seriously god matter matters true chance",  # UNRATED
+    0.0: "like pretty honestly well wish free seriously god matter matters true chance heart",  # UNRATED
 }
 
 UNRATED = 0.0
