@@ -92,3 +92,8 @@ def test_a_past_attempt_told_as_background_is_not_capped_but_a_present_one_is(lo
     assert _user(locale, present)[0].valence <= RISK_VALENCE
     got = _user(locale, past)[0]
     assert got.valence > RISK_VALENCE and got.intensity < 3
+
+
+def test_can_tell_perceives_and_is_no_plan() -> None:
+    assert turn_kind(tokens("come on, i can tell you're a real person"), "en-US") is None
+    assert turn_kind(tokens("i can call her after work"), "en-US") == "forward"
