@@ -95,7 +95,8 @@ EN_RATINGS: dict[float, str] = {
 UNRATED = 0.0
 """A supplement rating that removes vaderSentiment's rating: words that in help-seeking talk
 are mostly fillers or hedges ("like", "pretty bad", "honestly", "I wish I was dead"), not
-pleasant words."""
+pleasant words; and, since rules ``offline-6``, "heart", mostly the body there ("my heart is
+pounding", "heart attack"; on the gold's four seen sets it raised held-out Spearman by 0.006)."""
 
 STEM_KEY = 5
 """Letters of a stem used to index it (every stem has at least this many)."""

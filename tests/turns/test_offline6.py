@@ -97,3 +97,12 @@ def test_a_past_attempt_told_as_background_is_not_capped_but_a_present_one_is(lo
 def test_can_tell_perceives_and_is_no_plan() -> None:
     assert turn_kind(tokens("come on, i can tell you're a real person"), "en-US") is None
     assert turn_kind(tokens("i can call her after work"), "en-US") == "forward"
+
+
+def test_heart_has_no_pleasant_rating_in_english_user_turns() -> None:
+    from empath_gate.turns.valence_en import word_ratings
+    from empath_gate.turns.valence_words import ratings
+
+    toks = tokens("my heart is pounding")
+    assert word_ratings(toks)[1] is not None and word_ratings(toks)[1] > 0  # vaderSentiment rates it pleasant
+    assert ratings(toks, "en-US")[1] is None
