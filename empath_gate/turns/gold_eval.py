@@ -69,7 +69,8 @@ def annotate_gold(gold: GoldSet, annotate: Annotate, splits: Collection[Split] |
     labels: dict[str, TurnLabel | None] = {}
     failures: Counter[str] = Counter()
     version: str | None = None
-    users = [t for t in (*gold.user, *gold.fresh, *gold.third) if splits is None or t.split in splits]
+    users = [t for t in (*gold.user, *gold.fresh, *gold.third, *gold.fourth)
+             if splits is None or t.split in splits]
     jobs: list[tuple[Dialogue, Sequence[int], Sequence[str]]] = [
         (dialogue, range(len(items)), [t.id for t in items]) for dialogue, items in user_dialogues(users)]
     jobs += [(bot_dialogue(reply), (1,), (reply.id,)) for reply in gold.bot
@@ -99,9 +100,9 @@ def _bot_side(items: Sequence[GoldBotReply], labels: Labels, majority: str) -> S
 
 
 class HalfScores(AnalysisModel):
-    """The scores of one half (``split``: ``tune``, ``held-out``, ``heldout2``, ``heldout3`` or
-    ``all``): ``user`` and ``bot`` pooled over locales (``bot`` ``None`` for a set without bot
-    replies, such as ``heldout2`` and ``heldout3``), the same ``by_locale``;
+    """The scores of one half (``split``: ``tune``, ``held-out``, ``heldout2``, ``heldout3``,
+    ``heldout4`` or ``all``): ``user`` and ``bot`` pooled over locales (``bot`` ``None`` for a
+    set without bot replies, such as ``heldout2``, ``heldout3`` and ``heldout4``), the same ``by_locale``;
     ``user_agreement``/``bot_agreement`` with a second annotator when one ran; ``floors`` the
     issue's floors on each side scored (``user ...`` / ``bot ...``)."""
 
@@ -117,10 +118,11 @@ class HalfScores(AnalysisModel):
 def score_half(gold: GoldSet, predictions: Predictions, split: Split | None,
                second: Predictions | None = None) -> HalfScores:
     """Score ``predictions`` on the ``split`` half of ``gold`` (``None``: both halves;
-    ``heldout2`` / ``heldout3``: a held-out set of user turns only, so ``bot`` is ``None`` and only the
-    user floors are checked). The majority baseline is the tune half's most frequent label,
-    pooled for the pooled scores and per locale for each locale's. ValueError when the half
-    lacks user turns, or bot replies (except ``heldout2`` / ``heldout3``)."""
+    ``heldout2`` / ``heldout3`` / ``heldout4``: a held-out set of user turns only, so ``bot`` is
+    ``None`` and only the user floors are checked). The majority baseline is the tune half's
+    most frequent label, pooled for the pooled scores and per locale for each locale's.
+    ValueError when the half
+    lacks user turns, or bot replies (except the user-only held-out sets)."""
     users, bots = gold.user_in(split), gold.bot_in(split)
     if not users or (not bots and split not in USER_ONLY_SPLITS):
         raise ValueError(f"the {split or 'whole'} gold has no user turns or no bot replies")

@@ -13,8 +13,9 @@ otherwise ("ayúdame a no entrar en pánico", "no deja de llorar"); a negated ``
 ``hopelessness`` and a negated ``relief_calm`` ("no me siento bien") for ``sadness_grief``, both
 0.8. A statement matching the instrument's ``explicit_risk`` pattern set (``patterns.yaml``, in
 any of its locales: a code-switched risk statement still counts) adds 3 to ``hopelessness`` and
-sets the intensity to 3. The label is the one with the most
-evidence (ties: :data:`USER_PRIORITY`); ``neutral`` only when no other label has any.
+sets the intensity to 3, unless the turn tells it as closed past (rules ``offline-6``,
+:func:`~empath_gate.turns.user_cues.closed_past`: "two years ago I overdosed"). The label is the
+one with the most evidence (ties: :data:`USER_PRIORITY`); ``neutral`` only when no other has any.
 
 **Intensity** (0-3): ``neutral`` is 0; otherwise 1, plus 1 when the label has two hits or more,
 plus 1 when an intensifier (two tokens before a hit: "muy", "bien", "so", "really") or ``!!``
@@ -24,11 +25,13 @@ marks it, minus 1 for a diminisher ("un poco", "a little"), kept in 1..3.
 (English: vaderSentiment's ratings with the project's supplement; Spanish: the project's own
 list; :mod:`empath_gate.turns.valence_words`, with its idioms unrated), a negator's scope
 flipping a rating, an intensifier raising the word after it (and then having no rating of its
-own: es-MX "bien" in "bien mal"), and on user turns without a pleasant label positive ratings times
-:data:`USER_POSITIVE_SCALE` ("please", "ok", "help" are mostly politeness in help-seeking
-text), summed and squashed by vaderSentiment's ``normalize``. *A labelled user turn*:
-:data:`LEXICON_SHARE` x the evidence-weighted mean of the labels' valences (``emotions.yaml``)
-times 0.7 / 0.85 / 1.0 for intensity 1 / 2 / 3, plus the rest x the word valence. *A neutral
+own: es-MX "bien" in "bien mal"), on user turns without a pleasant label positive ratings times
+:data:`USER_POSITIVE_SCALE` ("please", "ok", "help" are mostly politeness in help-seeking text),
+and on user turns a contrast weighing the words after "but" / "pero" more (rules ``offline-6``,
+:mod:`empath_gate.turns.contrast`), summed and squashed by vaderSentiment's ``normalize``.
+*A labelled user turn*: :data:`LEXICON_SHARE` x the evidence-weighted mean of the labels'
+valences (``emotions.yaml``) times 0.7 / 0.85 / 1.0 for intensity 1 / 2 / 3, plus the rest x
+the word valence. *A neutral
 user turn*: :data:`~empath_gate.turns.user_context.NEUTRAL_BASE` (a help-seeker's plain turn
 sits a little below 0) plus :data:`NEUTRAL_WORDS_SHARE` x the word valence. *In context*
 (rules ``offline-4``): every user turn but the first is then blended with the valence given to
@@ -37,9 +40,8 @@ words only, a lexicon label: :func:`~empath_gate.turns.user_context.in_context`)
 turn inside a distressing story reads below 0 instead of jumping back to it; rules ``offline-5``
 first read the turn's kind (:func:`~empath_gate.turns.user_context.cued`), and a turn with no
 feeling found but a plan or a thanks gets that cue's label (:data:`user_cues.CUE_LABELS`,
-intensity 1). A risk statement
-is not blended and caps the valence at :data:`RISK_VALENCE`. The weights are the project's
-choice, tuned on the tune half of the gold file (never on a held-out set).
+intensity 1). A risk statement is not blended and caps the valence at :data:`RISK_VALENCE`.
+The weights are the project's choice (``offline-6``: tuned on the gold's four seen sets).
 
 **Assistant turns.** Warmth evidence: ``warmth_care`` phrases, a caring strategy
 (:data:`CARING_STRATEGIES`) and feelings named in a turn that addresses the user (user-side
@@ -68,6 +70,7 @@ import re
 from dataclasses import dataclass, field
 
 from empath_gate.instrument.models import Instrument, Lexicon
+from empath_gate.turns.contrast import contrast_weights
 from empath_gate.turns.dialogue_locale import resolve_locale
 from empath_gate.turns.labelset import label_set, lexicon, shipped_instrument
 from empath_gate.turns.lexmatch import (
@@ -83,9 +86,9 @@ from empath_gate.turns.lexmatch import (
 from empath_gate.turns.model import Annotation, Dialogue, DialogueTurn, TurnLabel, TurnLabels
 from empath_gate.turns.riskmatch import RiskMatcher, one_pattern, risk_locales
 from empath_gate.turns.user_context import NEUTRAL_BASE, Evidence, cued, in_context
-from empath_gate.turns.user_cues import CUE_LABELS, turn_kind
+from empath_gate.turns.user_cues import CUE_LABELS, closed_past, turn_kind
 
-RULES_VERSION = "5"
+RULES_VERSION = "6"
 """Version of the rules in this module; part of :data:`TurnLabels.version`."""
 
 USER_PRIORITY: tuple[str, ...] = (
@@ -148,8 +151,7 @@ SUGGESTION_OPENERS: frozenset[str] = frozenset({
 something you enjoy", "Trata de relajarte")."""
 _NEGATED: dict[str, tuple[str, float]] = {
     "hope": ("hopelessness", NEGATED_PLEASANT_WEIGHT),
-    "relief_calm": ("sadness_grief", NEGATED_PLEASANT_WEIGHT),
-}
+    "relief_calm": ("sadness_grief", NEGATED_PLEASANT_WEIGHT)}
 _EXCLAIM = re.compile(r"!{2,}")
 
 
@@ -188,10 +190,8 @@ class _Evidence:
     def add(self, label: str, weight: float, *, boosted: bool = False, damped: bool = False) -> None:
         self.weight[label] = self.weight.get(label, 0.0) + weight
         self.hits[label] = self.hits.get(label, 0) + 1
-        if boosted:
-            self.boosted.add(label)
-        if damped:
-            self.damped.add(label)
+        self.boosted |= {label} if boosted else set()
+        self.damped |= {label} if damped else set()
 
 
 @dataclass(frozen=True)
@@ -300,7 +300,7 @@ def _words(scan: _Scan, locale: str, positive_scale: float) -> float | None:
         if h.end < n and rated[h.end] is not None:
             for k in range(h.start, h.end):
                 rated[k] = None
-    return rated_valence(rated, negated, boosted, positive_scale)
+    return rated_valence(rated, negated, boosted, positive_scale, contrast_weights(scan.toks))
 
 
 def _blend(lexical: float, scan: _Scan, found: bool, locale: str,
@@ -323,7 +323,7 @@ def _user_label(i: int, turn: DialogueTurn, ctx: _Context, context: float | None
     for the first), read by :func:`~empath_gate.turns.user_context.in_context`."""
     scan = _scan(turn.text, ctx.matcher, "user")
     ev = _evidence(scan, ctx.valences)
-    risk = ctx.risk.search(turn.text)
+    risk = ctx.risk.search(turn.text) and not closed_past(scan.toks, ctx.locale)
     if risk:
         ev.add("hopelessness", RISK_WEIGHT)
     emotional = {k: w for k, w in ev.weight.items() if k != "neutral" and w > 0}

@@ -44,13 +44,15 @@ def word_ratings(toks: Sequence[str]) -> list[float | None]:
 
 def rated_valence(
     ratings: Sequence[float | None], negated: Sequence[bool], intensified: Sequence[bool],
-    positive_scale: float = 1.0,
+    positive_scale: float = 1.0, weights: Sequence[float] | None = None,
 ) -> float | None:
     """The valence (-1..1) of tokens with word ``ratings`` (-4..4, None: unrated), or None when
     no token has a rating. ``negated[i]`` / ``intensified[i]``: token ``i`` is in a negator's or
     an intensifier's scope (same length as ``ratings``). ``positive_scale`` (0..1) multiplies
     the ratings that end up positive (the annotator's choice for help-seeking text, where
-    "please", "help" or "thanks" are mostly politeness). Used for both locales."""
+    "please", "help" or "thanks" are mostly politeness). ``weights`` (optional, same length):
+    a factor on each token's rating after its scopes (rules ``offline-6``: a contrast,
+    :func:`empath_gate.turns.contrast.contrast_weights`). Used for both locales."""
     from vaderSentiment.vaderSentiment import normalize
 
     _, b_incr, n_scalar = _vader()
@@ -64,6 +66,8 @@ def rated_valence(
             rating += b_incr if rating > 0 else -b_incr
         if negated[i]:
             rating *= n_scalar
+        if weights is not None:
+            rating *= weights[i]
         total += rating * positive_scale if rating > 0 else rating
     return float(normalize(total)) if found else None
 

@@ -89,13 +89,14 @@ EN_RATINGS: dict[float, str] = {
     -2.2: "evicted eviction homeless deported chemo diagnosed icu custody afraid bruise bruises "
           "bruised wrecked breakup dementia alzheimer's blade gun layoff stalking bullied",
     2.0: "excited proud clean sober hype recovery",
-    0.0: "like pretty honestly well wish free seriously god matter matters true chance",  # UNRATED
+    0.0: "like pretty honestly well wish free seriously god matter matters true chance heart",  # UNRATED
 }
 
 UNRATED = 0.0
 """A supplement rating that removes vaderSentiment's rating: words that in help-seeking talk
 are mostly fillers or hedges ("like", "pretty bad", "honestly", "I wish I was dead"), not
-pleasant words."""
+pleasant words; and, since rules ``offline-6``, "heart", mostly the body there ("my heart is
+pounding", "heart attack"; on the gold's four seen sets it raised held-out Spearman by 0.006)."""
 
 STEM_KEY = 5
 """Letters of a stem used to index it (every stem has at least this many)."""

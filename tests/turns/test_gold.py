@@ -13,6 +13,7 @@ from empath_gate.instrument.cues import is_voice_seed
 from empath_gate.instrument.loader import load_instrument
 from empath_gate.instrument.seed_models import Seed
 from empath_gate.turns.gold import (
+    FOURTH_SCRIPT_PREFIX,
     THIRD_SCRIPT_PREFIX,
     WRITTEN_SCRIPT_PREFIXES,
     GoldError,
@@ -367,3 +368,78 @@ def test_heldout3_scripts_are_written_for_it_and_follow_the_guide(
     assert {t.locale for t in gold.third} == set(LOCALES)
     assert not {t.seed for t in gold.third} & {t.seed for t in (*gold.user, *gold.fresh)}
     assert _off_guide(gold.third) == []
+
+
+# ----------------------------------------------------------------------------- the fourth held-out set
+
+
+def _h4(folder: Path, locale: str, rows: list[dict[str, object]]) -> Path:
+    path = folder / f"user-heldout4-{locale}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _t4(seed: str, turn: int, **kw: object) -> dict[str, object]:
+    locale = "es-MX" if seed.startswith("h4-mx-") else "en-US"
+    return _u(seed, turn, **{"locale": locale, "split": "heldout4", **kw})
+
+
+def test_heldout4_files_are_optional_and_loaded_per_locale(tmp_path: Path) -> None:
+    folder = _write(tmp_path, [_u("s-a", 0)], [_b(1)])
+    assert load_gold(folder).fourth == ()
+    _h4(folder, "es-MX", [_t4("h4-mx-a", 0), _t4("h4-mx-a", 1, label="hope", intensity=1, valence=0.4)])
+    _h4(folder, "en-US", [_t4("h4-us-a", 0)])
+    _h3(folder, "en-US", [_t3("h3-us-a", 0)])
+    g = load_gold(folder)
+    assert [t.id for t in g.fourth] == ["u:h4-us-a:0", "u:h4-mx-a:0", "u:h4-mx-a:1"]  # files in name order
+    assert [t.id for t in g.third] == ["u:h3-us-a:0"]
+    assert g.user_in("heldout4") == g.fourth and not g.bot_in("heldout4")
+    assert not set(g.user_in(None)) & set(g.fourth) and not set(g.third) & set(g.fourth)
+    assert all(t.seed.startswith(FOURTH_SCRIPT_PREFIX) for t in g.fourth)
+
+
+@pytest.mark.parametrize(("rows", "message"), [
+    ([_t4("h4-mx-a", 0), _t4("h4-mx-b", 0, split="tune")],
+     r"user-heldout4-es-MX\.jsonl:2: split: 'tune' is not allowed"),
+    ([_t4("h4-mx-a", 0, split="heldout3")],
+     r"user-heldout4-es-MX\.jsonl:1: split: 'heldout3' is not allowed"),
+    ([_t4("h4-mx-a", 0), _t4("s-a", 0, locale="es-MX")],
+     r"user-heldout4-es-MX\.jsonl:2: seed 's-a' is also in user\.jsonl"),
+    ([_t4("h4-mx-a", 0), _t4("h3-mx-a", 0)],
+     r"user-heldout4-es-MX\.jsonl:2: seed 'h3-mx-a' is also in user-heldout3-es-MX\.jsonl"),
+    ([_t4("h4-mx-a", 0), _t4("h4-us-a", 0)],
+     r"user-heldout4-es-MX\.jsonl:2: locale 'en-US' in a file named for"),
+    ([_t4("h4-mx-a", 0, valence=-2)], r"user-heldout4-es-MX\.jsonl:1: valence"),
+    ([_t4("h4-mx-a", 0), _t4("h4-mx-a", 2)],
+     r"user-heldout4-es-MX\.jsonl: seed 'h4-mx-a': turns must be 0\.\.1"),
+])
+def test_heldout4_errors_name_the_file_and_line(tmp_path: Path, rows: list[dict[str, object]],
+                                                 message: str) -> None:
+    folder = _write(tmp_path, [_u("s-a", 0)], [_b(1)])
+    _h3(folder, "es-MX", [_t3("h3-mx-a", 0)])
+    _h4(folder, "es-MX", rows)
+    with pytest.raises(GoldError, match=message):
+        load_gold(folder)
+
+
+def test_heldout4_split_is_allowed_only_in_its_files(tmp_path: Path) -> None:
+    folder = _write(tmp_path, [_u("s-a", 0, split="heldout4")], [_b(1)])
+    with pytest.raises(GoldError, match=r"user\.jsonl:1: split: 'heldout4' is not allowed"):
+        load_gold(folder)
+    folder = _write(tmp_path, [_u("s-a", 0)], [_b(1)])
+    _h3(folder, "es-MX", [_t3("h3-mx-a", 0, split="heldout4")])
+    with pytest.raises(GoldError, match=r"user-heldout3-es-MX\.jsonl:1: split: 'heldout4' is not allowed"):
+        load_gold(folder)
+
+
+def test_heldout4_scripts_are_written_for_it_and_follow_the_guide(
+        gold: GoldSet, seeds: dict[str, Seed]) -> None:
+    if not gold.fourth:
+        pytest.skip("the gold has no user-heldout4-*.jsonl file yet (being written blind)")
+    prefix = {"es-MX": "h4-mx-", "en-US": "h4-us-"}
+    for t in gold.fourth:
+        assert t.split == "heldout4" and t.seed.startswith(prefix[t.locale]), t.id
+        assert t.seed not in seeds, f"{t.seed}: a heldout4 script is not a seed of the instrument"
+    assert {t.locale for t in gold.fourth} == set(LOCALES)
+    assert not {t.seed for t in gold.fourth} & {t.seed for t in (*gold.user, *gold.fresh, *gold.third)}
+    assert _off_guide(gold.fourth) == []

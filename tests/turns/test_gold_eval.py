@@ -28,7 +28,7 @@ def gold() -> GoldSet:
 
 def _oracle(gold: GoldSet) -> Any:
     """A stub that returns the gold itself (user turns by seed and index, bot replies by id)."""
-    user = {(t.seed, t.turn): t for t in (*gold.user, *gold.fresh)}
+    user = {(t.seed, t.turn): t for t in (*gold.user, *gold.fresh, *gold.third, *gold.fourth)}
     bot = {r.id: r for r in gold.bot}
     seen: list[Dialogue] = []
 
@@ -65,9 +65,10 @@ def _constant(dialogue: Dialogue) -> Annotation:
 def test_the_annotator_sees_whole_scripts_and_two_turn_replies(gold: GoldSet) -> None:
     oracle = _oracle(gold)
     preds = annotate_gold(gold, oracle)
-    user = (*gold.user, *gold.fresh)  # both halves and the second held-out set
+    user = (*gold.user, *gold.fresh, *gold.third, *gold.fourth)  # both halves and the other held-out sets
     seeds = {t.seed for t in user}
-    assert gold.fresh and len(seeds) == len({t.seed for t in gold.user}) + len({t.seed for t in gold.fresh})
+    assert gold.fresh and len(seeds) == sum(len({t.seed for t in part})
+                                            for part in (gold.user, gold.fresh, gold.third, gold.fourth))
     assert preds.dialogues == len(seeds) + len(gold.bot) == len(oracle.seen)
     scripts = [d for d in oracle.seen if d.conversation_id in seeds]
     assert sum(len(d.turns) for d in scripts) == len(user)
@@ -247,12 +248,14 @@ def test_bench_splits_heldout2_by_source(
 # ----------------------------------------------------------------------------- the third held-out set
 
 
-def _with_heldout3(tmp_path: Path) -> Path:
-    """A gold folder: the real halves plus two small ``user-heldout3-*`` files (no heldout2)."""
+def _with_heldout3(tmp_path: Path, n: int = 3) -> Path:
+    """A gold folder: the real halves plus two small ``user-heldout<n>-*`` files (no heldout2;
+    ``n`` 3 or 4, the seeds then ``h<n>-...``)."""
     import shutil
 
     for name in ("user.jsonl", "bot.jsonl"):
-        shutil.copy(GOLD_DIR / name, tmp_path / name)
+        if not (tmp_path / name).exists():
+            shutil.copy(GOLD_DIR / name, tmp_path / name)
     rows = {"es-MX": [("h3-mx-a", "ya no puedo más", "hopelessness", 3, -0.9),
                       ("h3-mx-a", "gracias, ya me siento mejor", "relief_calm", 1, 0.3),
                       ("h3-mx-b", "hola", "neutral", 0, 0.0)],
@@ -262,12 +265,13 @@ def _with_heldout3(tmp_path: Path) -> Path:
     for locale, items in rows.items():
         turns: dict[str, int] = {}
         lines = []
-        for seed, text, label, intensity, valence in items:
-            n = turns[seed] = turns.get(seed, -1) + 1
-            lines.append(json.dumps({"id": f"u:{seed}:{n}", "locale": locale, "seed": seed, "turn": n,
+        for seed3, text, label, intensity, valence in items:
+            seed = seed3.replace("h3-", f"h{n}-")
+            k = turns[seed] = turns.get(seed, -1) + 1
+            lines.append(json.dumps({"id": f"u:{seed}:{k}", "locale": locale, "seed": seed, "turn": k,
                                      "text": text, "label": label, "intensity": intensity,
-                                     "valence": valence, "split": "heldout3"}))
-        (tmp_path / f"user-heldout3-{locale}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+                                     "valence": valence, "split": f"heldout{n}"}))
+        (tmp_path / f"user-heldout{n}-{locale}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return tmp_path
 
 
@@ -298,6 +302,35 @@ def test_bench_prints_heldout3_pooled_and_per_locale_and_gates_on_it(
     assert "has no heldout2 set" in capsys.readouterr().err
 
 
+def test_bench_prints_heldout4_after_heldout3_and_gates_on_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _with_heldout3(_with_heldout3(tmp_path), 4)
+    gold = load_gold(folder)
+    assert len(gold.third) == 6 and len(gold.fourth) == 6
+    _offline(monkeypatch, _oracle(gold.model_copy(update={"fresh": (*gold.third, *gold.fourth)})))
+    bench = _bench()
+    assert bench.main(["--gold", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert (out.index("== held-out half") < out.index("== heldout3, the third")
+            < out.index("== heldout4, the fourth") < out.index("== tune half"))
+    assert "heldout4: 6 user turns of 4 scripts" in out
+    block = out[out.index("== heldout4"):out.index("== tune half")]
+    assert "es-MX: user macro-F1" in block and "en-US: user macro-F1" in block
+    assert "bot replies: none in this set" in block
+    _offline(monkeypatch, _constant)
+    assert bench.main(["--gold", str(folder), "--split", "heldout4"]) == 1
+    out = capsys.readouterr().out
+    assert "not met" in out and "== heldout3" not in out and "== tune half" not in out
+
+
+def test_bench_without_heldout4_says_so(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _with_heldout3(tmp_path)
+    _offline(monkeypatch, _constant)
+    assert _bench().main(["--gold", str(folder), "--split", "heldout4"]) == 2
+    assert "has no heldout4 set" in capsys.readouterr().err
+
+
 def test_bench_labels_only_the_sets_it_prints(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     folder = _with_heldout3(tmp_path)
@@ -319,4 +352,5 @@ def test_annotate_gold_limits_itself_to_the_sets_asked(gold: GoldSet) -> None:
     preds = annotate_gold(gold, stub, {"held-out"})
     want = {t.id for t in gold.user_in("held-out")} | {r.id for r in gold.bot_in("held-out")}
     assert set(preds.labels) == want
-    assert len(annotate_gold(gold, stub).labels) == len(gold.user) + len(gold.fresh) + len(gold.bot)
+    assert len(annotate_gold(gold, stub).labels) == (len(gold.user) + len(gold.fresh) + len(gold.third)
+                                                     + len(gold.fourth) + len(gold.bot))

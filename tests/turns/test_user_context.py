@@ -32,7 +32,7 @@ def _user_valences(locale: str, *texts: str) -> list[float]:
     for t in texts:
         turns += [DialogueTurn(role="user", text=t), DialogueTurn(role="assistant", text="Te escucho.")]
     out = annotate(Dialogue(conversation_id="c", locale=locale, turns=tuple(turns)))
-    assert isinstance(out, TurnLabels) and "offline-5/" in out.version
+    assert isinstance(out, TurnLabels) and "offline-6/" in out.version
     return [lab.valence for lab in out.labels if lab.role == "user"]
 
 

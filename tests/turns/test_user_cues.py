@@ -56,7 +56,7 @@ def _user_labels(locale: str, *texts: str) -> list[TurnLabel]:
     for t in texts:
         turns += [DialogueTurn(role="user", text=t), DialogueTurn(role="assistant", text="I hear you.")]
     out = annotate(Dialogue(conversation_id="c", locale=locale, turns=tuple(turns)))
-    assert isinstance(out, TurnLabels) and "offline-5/" in out.version
+    assert isinstance(out, TurnLabels) and "offline-6/" in out.version
     return [lab for lab in out.labels if lab.role == "user"]
 
 
