@@ -41,6 +41,7 @@ from empath_gate.turns.quality import (
     labels_for,
     majority_label,
     side_scores,
+    spearman_interval,
 )
 
 Annotate = Callable[[Dialogue], Annotation]
@@ -104,7 +105,9 @@ class HalfScores(AnalysisModel):
     ``heldout4`` or ``all``): ``user`` and ``bot`` pooled over locales (``bot`` ``None`` for a
     set without bot replies, such as ``heldout2``, ``heldout3`` and ``heldout4``), the same ``by_locale``;
     ``user_agreement``/``bot_agreement`` with a second annotator when one ran; ``floors`` the
-    issue's floors on each side scored (``user ...`` / ``bot ...``)."""
+    issue's floors on each side scored (``user ...`` / ``bot ...``); ``user_valence_interval``
+    the 95% interval of the pooled user valence Spearman, resampling whole seed scripts
+    (:func:`~empath_gate.turns.quality.spearman_interval`; ``None`` when undefined)."""
 
     split: str
     user: SideScores
@@ -113,6 +116,7 @@ class HalfScores(AnalysisModel):
     user_agreement: Agreement | None = None
     bot_agreement: Agreement | None = None
     floors: tuple[FloorCheck, ...]
+    user_valence_interval: tuple[float, float] | None = None
 
 
 def score_half(gold: GoldSet, predictions: Predictions, split: Split | None,
@@ -151,8 +155,11 @@ def score_half(gold: GoldSet, predictions: Predictions, split: Split | None,
         ua = agreement([labels[t.id] for t in users], [second.labels[t.id] for t in users])
         if bots:
             ba = agreement([labels[r.id] for r in bots], [second.labels[r.id] for r in bots])
+    interval = spearman_interval([t.valence for t in users],
+                                 [lab.valence if (lab := labels[t.id]) is not None else None for t in users],
+                                 [t.seed for t in users])
     return HalfScores(split=split or "all", user=user, bot=bot, by_locale=by_locale,
-                      user_agreement=ua, bot_agreement=ba, floors=floors)
+                      user_agreement=ua, bot_agreement=ba, floors=floors, user_valence_interval=interval)
 
 
 # ----------------------------------------------------------------------------- text
@@ -216,6 +223,10 @@ def render_half(half: HalfScores, title: str) -> str:
                      f"{_num(u.baseline.macro_f1)}, margin {_num(u.margin, sign=True)}), valence Spearman "
                      f"{_num(u.valence.spearman)}{bot}")
     lines += _agreement("user", half.user_agreement) + _agreement("bot", half.bot_agreement)
+    if half.user_valence_interval is not None:
+        low, high = half.user_valence_interval
+        lines.append(f"  user valence Spearman {_num(half.user.valence.spearman)}, 95% interval "
+                     f"{_num(low)} to {_num(high)} (bootstrap over whole scripts)")
     lines.append(f"  floors ({half.split}):")
     for f in half.floors:
         sign = "margin" in f.name

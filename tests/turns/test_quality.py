@@ -17,6 +17,7 @@ from empath_gate.turns.quality import (
     labels_for,
     majority_label,
     side_scores,
+    spearman_interval,
 )
 
 LABELS = ("a", "b", "c")
@@ -173,3 +174,28 @@ def test_floor_checks_met_and_not_met() -> None:
     failed = side_scores(gold, vals, [1] * 6, [None] * 6, LABELS, "a")
     assert not any(f.met for f in floor_checks(failed))
     assert failed.labels.macro_f1 == 0.0 and not math.isnan(failed.labels.macro_f1)
+
+
+def test_the_spearman_interval_resamples_whole_conversations_and_holds_the_point_estimate() -> None:
+    import random
+
+    rng = random.Random(7)
+    gold, pred, groups = [], [], []
+    for c in range(40):  # 40 conversations of 6 turns; the annotator tracks gold with noise
+        for _ in range(6):
+            g = rng.uniform(-1, 1)
+            gold.append(g)
+            pred.append(g + rng.gauss(0, 0.6))
+            groups.append(f"c{c}")
+    rho = correlation(gold, pred).spearman
+    assert rho is not None
+    low, high = spearman_interval(gold, pred, groups) or (math.nan, math.nan)
+    assert low < rho < high and 0.05 < high - low < 0.4
+    assert spearman_interval(gold, pred, groups) == (low, high)  # fixed seed: the figure repeats
+    # a single conversation leaves nothing to resample: undefined, not a number
+    assert spearman_interval(gold[:6], pred[:6], groups[:6]) is None
+    # a missing prediction is left out, never read as 0
+    with_gap = [*pred[:-1], None]
+    assert spearman_interval(gold, with_gap, groups) is not None
+    with pytest.raises(ValueError):
+        spearman_interval(gold, pred, groups[:-1])
