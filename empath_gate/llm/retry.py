@@ -27,8 +27,8 @@ import email.utils
 import random
 import sys
 import time
-from collections.abc import Coroutine
 import weakref
+from collections.abc import Coroutine
 from typing import Any, Literal
 
 from empath_gate.errors import ConfigError, ProviderError, ProviderUnavailable
