@@ -22,6 +22,10 @@ and peak RSS belong to that row alone:
   fake ``ScoringJudge``, every role on a second fake server at the same latency; 32 calls in
   flight over every role. Its ideal counts every role's calls.
 
+Each child imports and sets up litellm before its clock starts (``client._lib()``); litellm's
+own first-call work (modules it imports lazily, the first client it builds) still falls in the
+first round of both HTTP rows, about 0.3 s of wall on a quiet 2-core machine.
+
 Bare and engine rows are repeated (``--repeat``, default 3) interleaved, and the median repeat
 of each (by CPU time) is tabulated, so a busy neighbour on a shared machine does not decide the
 comparison; every repeat is listed too. The load average is printed before and after.

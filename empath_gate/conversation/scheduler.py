@@ -32,16 +32,26 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-from empath_gate.gate.sequential import StopRule
 from empath_gate.llm.slots import CallSlots, Ticket, active_slots, ticket_session
 
 if TYPE_CHECKING:
     from empath_gate.conversation.runspec import RunSpec
+    from empath_gate.gate.sequential import StopRule
     from empath_gate.settings import Settings
 
 __all__ = ["StopRule", "call_slots", "drive", "open_window"]
 
 R = TypeVar("R")
+
+
+def __getattr__(name: str) -> object:
+    """``StopRule``, imported on first use: the gate's module loads the gate's statistics
+    (scipy), about 0.7 s of CPU that generating transcripts does not need."""
+    if name == "StopRule":
+        from empath_gate.gate.sequential import StopRule
+
+        return StopRule
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 WINDOW_FACTOR = 2

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from empath_gate.bounded import InputLimitError, read_json
-from empath_gate.secrets import scrub
+from empath_gate.secrets import contains_secret, scrub
 from empath_gate.settings import is_secret_name
 
 CacheMode = Literal["use", "off", "refresh"]
@@ -55,6 +55,7 @@ CACHE_FORMAT = "v2"
 the endpoint, the request headers and the local weights, and stored failed replies."""
 
 _OLD_FORMAT = re.compile(r"v[0-9]+")
+_KEY = re.compile(r"[0-9a-f]{64}")
 _reported_roots: set[Path] = set()
 _reported_lock = threading.Lock()
 
@@ -86,6 +87,21 @@ def cache_key(key_parts: Mapping[str, object]) -> str:
     _check_no_secrets(key_parts, "cache key")
     payload = canonical_json({"format": CACHE_FORMAT, "parts": dict(key_parts)})
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _stored_json(value: Mapping[str, Any]) -> str:
+    """The canonical JSON of ``value`` with :func:`~empath_gate.secrets.scrub` applied to every
+    string. Fast path: the JSON text of ``value`` itself when it has no escaped character (then
+    every string, keys included, appears in it verbatim, between quotes that end every
+    credential shape) and no secret: a secret in any one string would be a secret in the text.
+    Otherwise (or for a value ``json`` cannot encode as it is) each string is scrubbed."""
+    try:
+        text = canonical_json(value)
+    except TypeError:
+        text = None
+    if text is not None and "\\" not in text and not contains_secret(text):
+        return text
+    return canonical_json(scrub(dict(value)))
 
 
 def old_format_entries(root: Path) -> int:
@@ -162,7 +178,7 @@ class Cache:
 
     def path(self, key: str) -> Path:
         """Where the entry of ``key`` (a sha256 hex digest) lives."""
-        if len(key) != 64 or any(c not in "0123456789abcdef" for c in key):
+        if not _KEY.fullmatch(key):
             raise ValueError(f"not a cache key: {key!r}")
         return self.root / CACHE_FORMAT / key[:2] / f"{key}.json"
 
@@ -196,7 +212,7 @@ class Cache:
         if self.mode == "off":
             return None
         _check_no_secrets(value, "cache value")
-        data = canonical_json(scrub(dict(value))).encode("utf-8")
+        data = _stored_json(value).encode("utf-8")
         target = self.path(key)
         if target.parent not in self._made_dirs:  # one mkdir per shard directory, not per write
             target.parent.mkdir(parents=True, exist_ok=True)

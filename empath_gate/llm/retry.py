@@ -25,8 +25,10 @@ import asyncio
 import contextlib
 import email.utils
 import random
+import sys
 import time
 import weakref
+from collections.abc import Coroutine
 from typing import Any, Literal
 
 from empath_gate.errors import ConfigError, ProviderError, ProviderUnavailable
@@ -188,6 +190,16 @@ async def call_with_retries(
                 attempt += 1
 
 
+async def _within(call: Coroutine[Any, Any, Any], timeout_s: float) -> Any:
+    """``await call``, cancelled with TimeoutError after ``timeout_s`` seconds. On Python 3.11+
+    through ``asyncio.timeout`` in the caller's own task: ``asyncio.wait_for`` runs the call in
+    a task of its own, one more task and one more event-loop hop per call."""
+    if sys.version_info >= (3, 11):
+        async with asyncio.timeout(timeout_s):
+            return await call
+    return await asyncio.wait_for(call, timeout_s)
+
+
 async def _attempt(
     lib: Any, kwargs: dict[str, Any], settings: RoleSettings, gate: AdaptiveGate | None
 ) -> Any:
@@ -195,10 +207,10 @@ async def _attempt(
     to it: a reply, a 429 (with its Retry-After) or another failure."""
     timeout = settings.timeout_s + 5.0
     if gate is None:
-        return await asyncio.wait_for(lib.acompletion(**kwargs), timeout)
+        return await _within(lib.acompletion(**kwargs), timeout)
     ticket = await gate.acquire()
     try:
-        resp = await asyncio.wait_for(lib.acompletion(**kwargs), timeout)
+        resp = await _within(lib.acompletion(**kwargs), timeout)
     except Exception as exc:
         if classify(exc).kind == "rate_limit":
             gate.release(ticket, "throttled", retry_after_s(exc))

@@ -19,6 +19,10 @@ transcript is open (:attr:`CallSlots.all_open`), the one with the most turns ahe
 sequencing and assembly line problems", Operations Research 9(6), 1961), so the last
 transcripts do not run alone at the end. Calls without a ticket come after, in arrival order.
 
+Pacing: a call granted its slots starts when the run's :class:`~empath_gate.llm.pacing.Pacer`
+lets it, at most one start per the event loop's measured CPU per call, so slots granted in a
+burst do not start as one clump (:mod:`empath_gate.llm.pacing`).
+
 Roles: ``target``, ``auditor``, ``judge`` and ``annotator`` (the dynamics annotator calls the
 judge model with the judge's settings, but holds its own slots: :func:`slot_role`). Without an
 open session (a bare :func:`~empath_gate.llm.client.complete` call) no slot applies.
@@ -29,8 +33,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
+
+from empath_gate.llm.pacing import Pacer
 
 SLOT_ROLES: tuple[str, ...] = ("target", "auditor", "judge", "annotator")
 
@@ -100,7 +107,8 @@ class CallSlots:
     provider prefix (``openai``) -> calls in flight at most. ``all_open``: every transcript of
     the plan is open (the scheduler sets it; it changes which waiting call goes first).
     Counters: ``in_flight`` and ``peak`` per role, ``peak_total``, ``calls`` per role (attempts
-    admitted). Raises ValueError for a limit below 1."""
+    admitted). ``pacer``: spaces the starts of granted calls (:mod:`empath_gate.llm.pacing`).
+    Raises ValueError for a limit below 1."""
 
     role_limits: Mapping[str, int]
     total: int | None = None
@@ -113,6 +121,7 @@ class CallSlots:
     _roles: dict[str, PrioritySlots] = field(default_factory=dict, repr=False)
     _total: PrioritySlots | None = field(default=None, repr=False)
     _provider_sems: dict[str, asyncio.Semaphore] = field(default_factory=dict, repr=False)
+    pacer: Pacer = field(default_factory=Pacer, repr=False)
 
     def __post_init__(self) -> None:
         bad = {k: v for k, v in {**self.role_limits, **self.providers}.items() if v < 1}
@@ -131,7 +140,8 @@ class CallSlots:
     @contextlib.asynccontextmanager
     async def hold(self, role: str) -> AsyncIterator[None]:
         """Hold one slot of ``role`` and one of the total while the block runs (role first, so
-        a role at its limit does not keep total slots from the others)."""
+        a role at its limit does not keep total slots from the others); the block starts when
+        the :attr:`pacer` lets it (:mod:`empath_gate.llm.pacing`)."""
         ticket = _ticket.get()
         sem = self._roles.get(role)
         if sem is not None:
@@ -140,6 +150,10 @@ class CallSlots:
             if self._total is not None:
                 await self._total.acquire(ticket)
             try:
+                delay = self.pacer.reserve(asyncio.get_running_loop().time())
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                self.pacer.started(time.thread_time())
                 self.in_flight[role] = self.in_flight.get(role, 0) + 1
                 self.calls[role] = self.calls.get(role, 0) + 1
                 self.peak[role] = max(self.peak.get(role, 0), self.in_flight[role])

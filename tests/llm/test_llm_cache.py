@@ -143,3 +143,38 @@ def test_concurrent_writers_in_several_processes(tmp_path: Path) -> None:
             assert cache.get(cache_key({"worker": w, "i": i})) == {"content": f"{w}-{i}"}
     assert not list(tmp_path.rglob("*.tmp"))
     assert len(list(tmp_path.rglob("*.json"))) == 60 + 4 * 60
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"content": "I hear you.", "usage": {"prompt_tokens": 3, "completion_tokens": 4}, "tool_calls": []},
+        {"content": "my key is sk-abcdefghijklmnop, keep it"},
+        {"content": 'she said "sk-abcdefghijklmnop" twice'},  # escaped: scrubbed string by string
+        {"content": "line one\nBearer abcdefghijkl0123"},
+        {"content": "see https://user:pw@example.org/x", "model": "m"},
+        {"content": "fine", "tool_calls": [{"function": {"arguments": '{"a": "sk-zzzzzzzzzzzz"}'}}]},
+        {"content": None, "cost_usd": 0.25, "finish_reason": "stop"},
+    ],
+)
+def test_stored_entry_is_the_scrubbed_json_of_the_value(tmp_path: Path, value: dict[str, Any]) -> None:
+    """The fast path (the value's JSON text checked once) stores exactly what scrubbing every
+    string stores, and nothing of a credential shape reaches the disk."""
+    from empath_gate.llm.cache import _stored_json
+    from empath_gate.secrets import scrub
+
+    assert _stored_json(value) == canonical_json(scrub(dict(value)))
+    cache = Cache(tmp_path)
+    path = cache.put("ab" * 32, value)
+    assert path is not None
+    text = path.read_text(encoding="utf-8")
+    assert text == canonical_json(scrub(dict(value)))
+    assert "sk-abc" not in text and "sk-zzz" not in text and "pw@" not in text and "0123\"" not in text
+
+
+def test_cache_path_refuses_keys_that_are_not_sha256_hex(tmp_path: Path) -> None:
+    cache = Cache(tmp_path)
+    assert cache.path("0f" * 32).name == "0f" * 32 + ".json"
+    for bad in ("0F" * 32, "0f" * 31, "0f" * 32 + "\n", "../" + "0" * 61, "g" * 64):
+        with pytest.raises(ValueError):
+            cache.path(bad)
