@@ -52,6 +52,9 @@ TOP = 3000
 RULE_SCALE = 3.0
 """The rule valence column's scale in ``stack`` mode (a larger scale penalises its weight less)."""
 KFOLDS = 5
+SIGN_GUARD = False
+"""Cross-validate with a sign guard (a turn the rules labelled keeps the rules' sign): tried,
+ranked worse, not in the annotator (``--sign-guard``)."""
 TABLE_VERSION = "1.0.0"
 
 
@@ -65,6 +68,8 @@ class Turn:
     text: str
     gold: float
     rule: float
+    labelled: bool = False
+    """The rules gave the turn a label other than ``neutral``."""
 
 
 # ----------------------------------------------------------------------------- pure functions
@@ -163,14 +168,17 @@ def trim(w: np.ndarray, cap: float = CAP, top: int = TOP) -> np.ndarray:
     return w
 
 
-def predict(x: sparse.csr_matrix, w: np.ndarray, b: float, rule: np.ndarray, rule_weight: float
-            ) -> np.ndarray:
+def predict(x: sparse.csr_matrix, w: np.ndarray, b: float, rule: np.ndarray, rule_weight: float,
+            labelled: np.ndarray | None = None) -> np.ndarray:
     """The annotator's valence: ``rule_weight x rule + b + x w``, never above a rule at or below
-    the risk cap, clamped to -1..1 (as :func:`~empath_gate.turns.user_fitted.fitted_valence`)."""
+    the risk cap, clamped to -1..1 (as :func:`~empath_gate.turns.user_fitted.fitted_valence`;
+    with :data:`SIGN_GUARD`, a labelled turn keeps the rule's sign)."""
     from empath_gate.turns.user_fitted import KEEP_BELOW
 
     v = rule_weight * rule + b + x @ w
     v = np.where(rule <= KEEP_BELOW, np.minimum(v, rule), v)
+    if labelled is not None and SIGN_GUARD:
+        v = np.where(labelled & (v * rule < 0), rule, v)
     return np.asarray(np.round(np.clip(v, -1.0, 1.0), 3))
 
 
@@ -260,7 +268,8 @@ def cross_validate(turns: Sequence[Turn], folds: Sequence[Any], feats: str, min_
             ti = [test_idx[j] for j in te]
             for lam, (vocab, w, rw, b) in fits.items():
                 x = design([rows[i] for i in ti], [sizes[i] for i in ti], vocab)
-                out[lam][te] = predict(x, w, b, np.array([turns[i].rule for i in ti]), rw)
+                out[lam][te] = predict(x, w, b, np.array([turns[i].rule for i in ti]), rw,
+                                       np.array([turns[i].labelled for i in ti]))
         for lam in lambdas:
             preds[lam][fold] = out[lam]
     return preds
@@ -286,7 +295,7 @@ def load_turns() -> list[Turn]:
         got = preds.labels.get(t.id)
         if got is None:
             raise SystemExit(f"the rules gave no label to {t.id}")
-        out.append(Turn(t.split, t.locale, t.seed, t.text, t.valence, got.valence))
+        out.append(Turn(t.split, t.locale, t.seed, t.text, t.valence, got.valence, got.label != "neutral"))
     return out
 
 
@@ -367,7 +376,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", metavar="CONFIG", help="fit CONFIG (FEATS:MIN:LAMBDA:MODE) on all five "
                                                           "sets and write the tables")
     parser.add_argument("--quick", action="store_true", help="fewer configurations")
+    parser.add_argument("--only", metavar="FEATS:MIN:MODE", action="append", help="these configurations only")
+    parser.add_argument("--sign-guard", action="store_true",
+                        help="cross-validate with a labelled turn keeping the rules' sign (tried, not used)")
     args = parser.parse_args(argv)
+    global SIGN_GUARD
+    SIGN_GUARD = args.sign_guard
     turns = load_turns()
     names = name_words([t.text for t in turns])
     print(f"{len(turns)} user turns of {len({t.seed for t in turns})} scripts; "
@@ -380,6 +394,8 @@ def main(argv: list[str] | None = None) -> int:
     configs = [(f, m, mode) for f in FEATURE_SETS for m in MIN_SCRIPTS for mode in modes()]
     if args.quick:
         configs = [("uni+bi", 2, mode) for mode in modes()]
+    if args.only:
+        configs = [(f, int(m), mode) for f, m, mode in (o.split(":") for o in args.only)]
     scored = report(turns, configs, names)
     best = max(scored)
     print(f"\nbest by the mean over the five left-out sets: {best[1]} ({best[0]:.3f})")

@@ -490,7 +490,7 @@ def annotate(dialogue: Dialogue, instrument: Instrument | None = None) -> Annota
             continue
         got = _user_label(i, t, ctx, context)
         context = got.valence
-        labels.append(got.model_copy(update={"valence": apply_table(got.valence, t.text, locale)}))
+        labels.append(apply_table(got, t.text, locale))
     return TurnLabels(conversation_id=dialogue.conversation_id, annotator="offline",
                       version=annotator_version(locale, inst, how), labels=tuple(labels))
 

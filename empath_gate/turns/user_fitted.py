@@ -19,7 +19,9 @@ or places (see the table's header).
 turn's features) / sqrt(number of the turn's features)``, where ``rule`` is the valence the rules
 gave the turn (context included), clamped to -1..1. A turn the rules read at or below
 :data:`KEEP_BELOW` (a risk statement's cap) is never raised: the table only adds nuance where
-the rules did not already find risk.
+the rules did not already find risk. The table has no negation, so it can move a negated
+feeling ("I'm not hopeless", labelled ``relief_calm`` by the rules) below 0; keeping the rules'
+sign on labelled turns ranked worse in cross-validation (README, "What changed in offline-7").
 
 Reading goes through :mod:`empath_gate.bounded`; a malformed table is a
 :class:`~empath_gate.errors.SuiteError` (fail closed: no silent fallback to the rules alone).
@@ -40,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from empath_gate.bounded import read_json
 from empath_gate.errors import SuiteError
 from empath_gate.turns.lexmatch import PUNCTUATION, tokens
+from empath_gate.turns.model import TurnLabel
 
 DATA = Path(__file__).resolve().parent / "data"
 """Folder of the fitted tables (``user-valence-<locale>.json``)."""
@@ -148,13 +151,14 @@ def rules_only() -> Iterator[None]:
         _rules_only.reset(token)
 
 
-def apply_table(rule: float, text: str, locale: str) -> float:
-    """:func:`fitted_valence` with the shipped table of ``locale``; ``rule`` unchanged when the
-    package has no table for it or inside :func:`rules_only`."""
-    if _rules_only.get():
-        return rule
-    table = table_for(locale)
-    return rule if table is None else fitted_valence(rule, text, table)
+def apply_table(got: TurnLabel, text: str, locale: str) -> TurnLabel:
+    """The rules' user-turn label ``got`` with the valence of :func:`fitted_valence` (the shipped
+    table of ``locale``, ``text`` the turn's); ``got`` unchanged when the package has no table
+    for the locale or inside :func:`rules_only`."""
+    table = None if _rules_only.get() else table_for(locale)
+    if table is None:
+        return got
+    return got.model_copy(update={"valence": fitted_valence(got.valence, text, table)})
 
 
 __all__ = ["DATA", "KEEP_BELOW", "MAX_FEATURES", "MAX_WEIGHT", "ValenceTable", "apply_table", "features",
