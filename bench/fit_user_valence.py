@@ -24,6 +24,7 @@ import hashlib
 import json
 import re
 import sys
+import tempfile
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -38,6 +39,9 @@ from scipy.stats import spearmanr
 ROOT = Path(__file__).resolve().parent.parent
 GOLD = ROOT / "bench" / "data" / "annotator-gold"
 SEEN = ("tune", "held-out", "heldout2", "heldout3", "heldout4")
+SEEN_FILES = ("user.jsonl", "bot.jsonl", "user-heldout2.jsonl")
+SEEN_PREFIXES = ("user-heldout3-", "user-heldout4-")
+"""The gold files of the five seen sets (``heldout5``'s are never opened)."""
 OTHER_WRITERS = ("heldout3", "heldout4")
 """Sets written blind by writers other than the earlier sets' (the honest internal estimate)."""
 LOCALES = ("es-MX", "en-US")
@@ -285,7 +289,12 @@ def load_turns() -> list[Turn]:
     from empath_gate.turns.offline import annotate
     from empath_gate.turns.user_fitted import rules_only
 
-    gold = load_gold(GOLD)
+    with tempfile.TemporaryDirectory() as tmp:  # the seen sets' files only: heldout5 is never opened
+        for path in GOLD.iterdir():
+            if path.name in SEEN_FILES or path.name.startswith(SEEN_PREFIXES):
+                (Path(tmp) / path.name).symlink_to(path)
+        gold = load_gold(Path(tmp))
+    assert not gold.fifth
     items = [*gold.user, *gold.fresh, *gold.third, *gold.fourth]
     assert all(t.split in SEEN for t in items)
     with rules_only():
