@@ -6,22 +6,24 @@ held-out set ``heldout2`` (user turns of other seed scripts, written before the 
 tuning round, when the first held-out half had already been looked at during tuning), the third
 held-out set ``heldout3`` when the gold has it (scripts written blind to the annotator, scored
 once after ``offline-5`` was frozen, then used for tuning ``offline-6``) and the fourth held-out set
-``heldout4`` when the gold has it (scripts written blind while ``offline-6`` was tuned), pooled
+``heldout4`` when the gold has it (scripts written blind while ``offline-6`` was tuned, scored once
+after it was frozen, then used for fitting ``offline-7``) and the fifth held-out set ``heldout5``
+when the gold has it (scripts written blind while ``offline-7`` was fitted), pooled
 and per locale, and the tune half (labelled: the lexicon
 was tuned on it, so it is not a measurement): per-label precision, recall and F1, macro-F1,
 the majority-label baseline and the margin, valence Spearman and Pearson, per-strategy
 precision and recall, per-locale summaries, and each floor of issue 16 (valence Spearman
 >= 0.5, macro-F1 >= baseline + 0.15, on each side) with "met" / "not met".
 
-    python bench/bench_annotator.py [--split held-out|heldout2|heldout3|heldout4|tune|all] [--gold DIR]
-                                    [--second MODULE:FUNCTION]
+    python bench/bench_annotator.py [--split held-out|heldout2|heldout3|heldout4|heldout5|tune|all]
+                                    [--gold DIR] [--second MODULE:FUNCTION]
 
 ``--split`` prints one half only (``all``: both halves pooled); ``--second`` imports a second
 annotator (a function taking a Dialogue and returning TurnLabels or AnnotatorFailure) and
 reports the agreement of the two (Cohen's kappa on the label, correlation on valence).
 Exit status: 0 when every floor of each held-out set printed (``held-out``, ``heldout2``,
-``heldout3``, ``heldout4``) is met (or none is printed), 1 when one is not, 2 when the annotator or the gold
-cannot be used (or ``--split`` names a set the gold lacks).
+``heldout3``, ``heldout4``, ``heldout5``) is met (or none is printed), 1 when one is not, 2 when
+the annotator or the gold cannot be used (or ``--split`` names a set the gold lacks).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from empath_gate.turns.gold import (
 from empath_gate.turns.gold_eval import Annotate, Predictions, annotate_gold, render_half, score_half
 
 GOLD = Path(__file__).resolve().parent / "data" / "annotator-gold"
-MEASUREMENTS = ("held-out", "heldout2", "heldout3", "heldout4")
+MEASUREMENTS = ("held-out", "heldout2", "heldout3", "heldout4", "heldout5")
 TITLES = {
     "held-out": "held-out half (looked at during earlier tuning rounds)",
     "heldout2": ("heldout2, the second held-out set "
@@ -54,7 +56,10 @@ TITLES = {
                  "(written blind to the annotator, scored once after offline-5 was frozen, "
                  "then used for tuning offline-6)"),
     "heldout4": ("heldout4, the fourth held-out set "
-                 "(written blind to the annotator, scored after offline-6 was frozen)"),
+                 "(written blind to the annotator, scored once after offline-6 was frozen, "
+                 "then used for fitting offline-7)"),
+    "heldout5": ("heldout5, the fifth held-out set "
+                 "(written blind to the annotator, scored after offline-7 was frozen)"),
     "tune": "tune half (the lexicon was tuned on it: not a measurement)",
     "all": "both halves pooled (includes the tune half: not a measurement)",
 }
@@ -94,9 +99,10 @@ def _num(value: float | None, sign: bool = False) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=("held-out", "heldout2", "heldout3", "heldout4", "tune", "all"),
+    parser.add_argument("--split",
+                        choices=("held-out", "heldout2", "heldout3", "heldout4", "heldout5", "tune", "all"),
                         default=None,
-                        help="print one set only (default: held-out, heldout2, heldout3 and heldout4 "
+                        help="print one set only (default: held-out and heldout2 to heldout5 "
                              "when the gold has them, tune)")
     parser.add_argument("--gold", type=Path, default=GOLD, help=f"gold folder (default {GOLD})")
     parser.add_argument("--second", metavar="MODULE:FUNCTION", help="a second annotator to compare with")
@@ -128,11 +134,14 @@ def main(argv: list[str] | None = None) -> int:
     fresh = len({t.seed for t in gold.fresh})
     third = len({t.seed for t in gold.third})
     fourth = len({t.seed for t in gold.fourth})
+    fifth = len({t.seed for t in gold.fifth})
     print(f"gold: {args.gold} ({len(gold.user)} user turns of {seeds} seed scripts, "
           f"{len(gold.bot)} bot replies; heldout2: {len(gold.fresh)} user turns of {fresh} seed scripts; "
           f"heldout3: {len(gold.third)} user turns of {third} scripts; "
-          f"heldout4: {len(gold.fourth)} user turns of {fourth} scripts)")
-    present = {"heldout2": bool(gold.fresh), "heldout3": bool(gold.third), "heldout4": bool(gold.fourth)}
+          f"heldout4: {len(gold.fourth)} user turns of {fourth} scripts; "
+          f"heldout5: {len(gold.fifth)} user turns of {fifth} scripts)")
+    present = {"heldout2": bool(gold.fresh), "heldout3": bool(gold.third), "heldout4": bool(gold.fourth),
+               "heldout5": bool(gold.fifth)}
     splits = [args.split] if args.split else ["held-out", *(s for s, p in present.items() if p), "tune"]
     missing = [s for s in splits if not present.get(s, True)]
     if missing:

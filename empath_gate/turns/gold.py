@@ -36,6 +36,9 @@ another gold file; a file named for a locale holds only that locale. It has no b
 Optional files matching :data:`FOURTH_USER_GLOB` (``user-heldout4-<locale>.jsonl``) hold a
 **fourth held-out set** (:data:`FOURTH_SPLIT`, seeds starting with :data:`FOURTH_SCRIPT_PREFIX`)
 under the same rules, written blind after the third had been scored and used for tuning.
+Optional files matching :data:`FIFTH_USER_GLOB` (``user-heldout5-<locale>.jsonl``) hold a
+**fifth held-out set** (:data:`FIFTH_SPLIT`, seeds starting with :data:`FIFTH_SCRIPT_PREFIX`)
+under the same rules, written blind after the fourth had been scored and used for fitting.
 
 Reading goes through :mod:`empath_gate.bounded`; every problem is a :class:`GoldError`
 naming the file and the 1-based line.
@@ -55,7 +58,7 @@ from empath_gate.bounded import InputLimits, JsonLineError, read_jsonl
 from empath_gate.errors import ConfigError
 from empath_gate.turns.model import BOT_LABELS, STRATEGIES, USER_LABELS, Dialogue, DialogueTurn
 
-Split = Literal["tune", "held-out", "heldout2", "heldout3", "heldout4"]
+Split = Literal["tune", "held-out", "heldout2", "heldout3", "heldout4", "heldout5"]
 SPLITS: tuple[Split, ...] = ("tune", "held-out")
 """The two halves the split rule deals ``user.jsonl`` and ``bot.jsonl`` into."""
 FRESH_SPLIT: Split = "heldout2"
@@ -64,7 +67,9 @@ THIRD_SPLIT: Split = "heldout3"
 """The split of every item of the :data:`THIRD_USER_GLOB` files, the third held-out set."""
 FOURTH_SPLIT: Split = "heldout4"
 """The split of every item of the :data:`FOURTH_USER_GLOB` files, the fourth held-out set."""
-USER_ONLY_SPLITS: tuple[Split, ...] = (FRESH_SPLIT, THIRD_SPLIT, FOURTH_SPLIT)
+FIFTH_SPLIT: Split = "heldout5"
+"""The split of every item of the :data:`FIFTH_USER_GLOB` files, the fifth held-out set."""
+USER_ONLY_SPLITS: tuple[Split, ...] = (FRESH_SPLIT, THIRD_SPLIT, FOURTH_SPLIT, FIFTH_SPLIT)
 """The held-out sets made of user turns only (no bot replies), not dealt by the split rule."""
 NEW_SCRIPT_PREFIX = "new-"
 """Seed-id prefix of a script written for the gold itself (not a seed of the instrument)."""
@@ -72,7 +77,10 @@ THIRD_SCRIPT_PREFIX = "h3-"
 """Seed-id prefix of a script written for the third held-out set (not a seed of the instrument)."""
 FOURTH_SCRIPT_PREFIX = "h4-"
 """Seed-id prefix of a script written for the fourth held-out set (not a seed of the instrument)."""
-WRITTEN_SCRIPT_PREFIXES: tuple[str, ...] = (NEW_SCRIPT_PREFIX, THIRD_SCRIPT_PREFIX, FOURTH_SCRIPT_PREFIX)
+FIFTH_SCRIPT_PREFIX = "h5-"
+"""Seed-id prefix of a script written for the fifth held-out set (not a seed of the instrument)."""
+WRITTEN_SCRIPT_PREFIXES: tuple[str, ...] = (NEW_SCRIPT_PREFIX, THIRD_SCRIPT_PREFIX, FOURTH_SCRIPT_PREFIX,
+                                            FIFTH_SCRIPT_PREFIX)
 """Seed-id prefixes of scripts written for the gold (not tied to the instrument's seed files)."""
 GoldLocale = Literal["es-MX", "en-US"]
 Quality = Literal["good", "mediocre", "generic", "unsafe"]
@@ -88,7 +96,9 @@ BOT_FILE = "bot.jsonl"
 FRESH_USER_FILE = "user-heldout2.jsonl"
 THIRD_USER_GLOB = "user-heldout3-*.jsonl"
 FOURTH_USER_GLOB = "user-heldout4-*.jsonl"
-LOCALE_FILE_GLOBS: dict[Split, str] = {THIRD_SPLIT: THIRD_USER_GLOB, FOURTH_SPLIT: FOURTH_USER_GLOB}
+FIFTH_USER_GLOB = "user-heldout5-*.jsonl"
+LOCALE_FILE_GLOBS: dict[Split, str] = {THIRD_SPLIT: THIRD_USER_GLOB, FOURTH_SPLIT: FOURTH_USER_GLOB,
+                                       FIFTH_SPLIT: FIFTH_USER_GLOB}
 """The held-out sets kept in one file per locale (``user-heldoutN-<locale>.jsonl``), by split."""
 
 
@@ -112,7 +122,8 @@ class _Item(BaseModel):
 class GoldUserTurn(_Item):
     """One gold-labelled user turn: ``id`` is ``u:<seed>:<turn>``; ``seed`` a seed id of the
     instrument (or, in the second held-out set only, ``new-...``: a script written for the
-    gold; in the third, ``h3-...``; in the fourth, ``h4-...``); ``turn`` the 0-based index
+    gold; in the third, ``h3-...``; in the fourth, ``h4-...``; in the fifth, ``h5-...``); ``turn``
+    the 0-based index
     among the script's user turns;
     ``text`` the script line as written in the seed file (placeholders such as ``{age}`` kept);
     ``label`` one of :data:`USER_LABELS`; ``intensity`` 0..3; ``valence`` -1..1; ``split`` the half."""
@@ -163,7 +174,8 @@ class GoldSet(BaseModel):
     file order), ``fresh``, the user turns of the second held-out set (``heldout2``; empty
     when the folder has no :data:`FRESH_USER_FILE`), and ``third``, those of the third
     (``heldout3``; empty when no file matches :data:`THIRD_USER_GLOB`), and ``fourth``, those of
-    the fourth (``heldout4``; empty when no file matches :data:`FOURTH_USER_GLOB`)."""
+    the fourth (``heldout4``; empty when no file matches :data:`FOURTH_USER_GLOB`), and ``fifth``,
+    those of the fifth (``heldout5``; empty when no file matches :data:`FIFTH_USER_GLOB`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -172,22 +184,25 @@ class GoldSet(BaseModel):
     fresh: tuple[GoldUserTurn, ...] = ()
     third: tuple[GoldUserTurn, ...] = ()
     fourth: tuple[GoldUserTurn, ...] = ()
+    fifth: tuple[GoldUserTurn, ...] = ()
 
     def user_in(self, split: Split | None) -> tuple[GoldUserTurn, ...]:
         """The user turns of ``split`` (``heldout2``: :attr:`fresh`; ``heldout3``:
-        :attr:`third`; ``heldout4``: :attr:`fourth`; ``None``: both halves, tune and held-out,
-        without the other held-out sets)."""
+        :attr:`third`; ``heldout4``: :attr:`fourth`; ``heldout5``: :attr:`fifth`; ``None``: both
+        halves, tune and held-out, without the other held-out sets)."""
         if split == FRESH_SPLIT:
             return self.fresh
         if split == THIRD_SPLIT:
             return self.third
         if split == FOURTH_SPLIT:
             return self.fourth
+        if split == FIFTH_SPLIT:
+            return self.fifth
         return tuple(t for t in self.user if split is None or t.split == split)
 
     def bot_in(self, split: Split | None) -> tuple[GoldBotReply, ...]:
-        """The bot replies of ``split`` (``None``: both halves; ``heldout2``, ``heldout3`` and
-        ``heldout4`` have none)."""
+        """The bot replies of ``split`` (``None``: both halves; the user-only held-out sets
+        ``heldout2`` to ``heldout5`` have none)."""
         return tuple(r for r in self.bot if split is None or r.split == split)
 
 
@@ -285,11 +300,11 @@ def _check_scripts(path: Path, user: Sequence[GoldUserTurn]) -> None:
 def load_gold(folder: Path, limits: InputLimits | None = None) -> GoldSet:
     """Read and validate the gold folder ``folder`` (``user.jsonl``, ``bot.jsonl`` and, when
     present, ``user-heldout2.jsonl``, the ``user-heldout3-*.jsonl`` files and the
-    ``user-heldout4-*.jsonl`` files, each glob in name order).
+    ``user-heldout4-*.jsonl`` and ``user-heldout5-*.jsonl`` files, each glob in name order).
 
     Checks each line (a JSON object valid as its item type), unique ids, each seed's turns
     contiguous from 0 in file order and in one locale; in a held-out file, also that every item
-    has that file's split (``heldout2`` / ``heldout3`` / ``heldout4``, allowed nowhere else) and
+    has that file's split (``heldout2`` to ``heldout5``, allowed nowhere else) and
     that no seed is in another gold file; in a ``user-heldoutN-<locale>.jsonl`` file, that every item has
     that locale. Raises :class:`GoldError` naming the file and line, or
     :class:`~empath_gate.bounded.InputLimitError` for an input over a limit. Does not check the
@@ -309,7 +324,8 @@ def load_gold(folder: Path, limits: InputLimits | None = None) -> GoldSet:
         for path in sorted(folder.glob(glob)):
             per_locale[split] += _held_out_file(path, split, owner, limits)
     return GoldSet(user=tuple(user), bot=tuple(bot), fresh=tuple(fresh),
-                   third=tuple(per_locale[THIRD_SPLIT]), fourth=tuple(per_locale[FOURTH_SPLIT]))
+                   third=tuple(per_locale[THIRD_SPLIT]), fourth=tuple(per_locale[FOURTH_SPLIT]),
+                   fifth=tuple(per_locale[FIFTH_SPLIT]))
 
 
 def _held_out_file(path: Path, split: Split, owner: dict[str, str], limits: InputLimits | None
@@ -368,6 +384,9 @@ def bot_dialogue(reply: GoldBotReply) -> Dialogue:
 
 __all__ = [
     "BOT_FILE",
+    "FIFTH_SCRIPT_PREFIX",
+    "FIFTH_SPLIT",
+    "FIFTH_USER_GLOB",
     "FOURTH_SCRIPT_PREFIX",
     "FOURTH_SPLIT",
     "FOURTH_USER_GLOB",

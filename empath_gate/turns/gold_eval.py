@@ -70,7 +70,7 @@ def annotate_gold(gold: GoldSet, annotate: Annotate, splits: Collection[Split] |
     labels: dict[str, TurnLabel | None] = {}
     failures: Counter[str] = Counter()
     version: str | None = None
-    users = [t for t in (*gold.user, *gold.fresh, *gold.third, *gold.fourth)
+    users = [t for t in (*gold.user, *gold.fresh, *gold.third, *gold.fourth, *gold.fifth)
              if splits is None or t.split in splits]
     jobs: list[tuple[Dialogue, Sequence[int], Sequence[str]]] = [
         (dialogue, range(len(items)), [t.id for t in items]) for dialogue, items in user_dialogues(users)]
@@ -102,8 +102,8 @@ def _bot_side(items: Sequence[GoldBotReply], labels: Labels, majority: str) -> S
 
 class HalfScores(AnalysisModel):
     """The scores of one half (``split``: ``tune``, ``held-out``, ``heldout2``, ``heldout3``,
-    ``heldout4`` or ``all``): ``user`` and ``bot`` pooled over locales (``bot`` ``None`` for a
-    set without bot replies, such as ``heldout2``, ``heldout3`` and ``heldout4``), the same ``by_locale``;
+    ``heldout4``, ``heldout5`` or ``all``): ``user`` and ``bot`` pooled over locales (``bot``
+    ``None`` for a set without bot replies, ``heldout2`` to ``heldout5``), the same ``by_locale``;
     ``user_agreement``/``bot_agreement`` with a second annotator when one ran; ``floors`` the
     issue's floors on each side scored (``user ...`` / ``bot ...``); ``user_valence_interval``
     the 95% interval of the pooled user valence Spearman, resampling whole seed scripts
@@ -122,7 +122,7 @@ class HalfScores(AnalysisModel):
 def score_half(gold: GoldSet, predictions: Predictions, split: Split | None,
                second: Predictions | None = None) -> HalfScores:
     """Score ``predictions`` on the ``split`` half of ``gold`` (``None``: both halves;
-    ``heldout2`` / ``heldout3`` / ``heldout4``: a held-out set of user turns only, so ``bot`` is
+    ``heldout2`` to ``heldout5``: a held-out set of user turns only, so ``bot`` is
     ``None`` and only the user floors are checked). The majority baseline is the tune half's
     most frequent label, pooled for the pooled scores and per locale for each locale's.
     ValueError when the half

@@ -1,6 +1,5 @@
 """The offline annotator: every turn labelled from the instrument's lexicons and rules, with no
-model and no download (pure and deterministic: the same dialogue and instrument give the same
-labels).
+model and no download (pure and deterministic: the same dialogue and instrument, the same labels).
 
 :func:`annotate` gives one :class:`~empath_gate.turns.model.TurnLabel` per turn.
 
@@ -31,9 +30,8 @@ and on user turns a contrast weighing the words after "but" / "pero" more (rules
 :mod:`empath_gate.turns.contrast`), summed and squashed by vaderSentiment's ``normalize``.
 *A labelled user turn*: :data:`LEXICON_SHARE` x the evidence-weighted mean of the labels'
 valences (``emotions.yaml``) times 0.7 / 0.85 / 1.0 for intensity 1 / 2 / 3, plus the rest x
-the word valence. *A neutral
-user turn*: :data:`~empath_gate.turns.user_context.NEUTRAL_BASE` (a help-seeker's plain turn
-sits a little below 0) plus :data:`NEUTRAL_WORDS_SHARE` x the word valence. *In context*
+the word valence. *A neutral user turn*: :data:`~empath_gate.turns.user_context.NEUTRAL_BASE`
+(a plain turn sits a little below 0) plus :data:`NEUTRAL_WORDS_SHARE` x the word valence. *In context*
 (rules ``offline-4``): every user turn but the first is then blended with the valence given to
 the previous user turn, with a weight that falls as the turn's own evidence grows (none, rated
 words only, a lexicon label: :func:`~empath_gate.turns.user_context.in_context`), so a plain
@@ -41,7 +39,8 @@ turn inside a distressing story reads below 0 instead of jumping back to it; rul
 first read the turn's kind (:func:`~empath_gate.turns.user_context.cued`), and a turn with no
 feeling found but a plan or a thanks gets that cue's label (:data:`user_cues.CUE_LABELS`,
 intensity 1). A risk statement is not blended and caps the valence at :data:`RISK_VALENCE`.
-The weights are the project's choice (``offline-6``: tuned on the gold's four seen sets).
+The weights are the project's choice (``offline-6``: tuned on the four seen sets). ``offline-7`` adds a
+word table fitted on the gold (:mod:`empath_gate.turns.user_fitted`) after the context; labels unchanged.
 
 **Assistant turns.** Warmth evidence: ``warmth_care`` phrases, a caring strategy
 (:data:`CARING_STRATEGIES`) and feelings named in a turn that addresses the user (user-side
@@ -58,9 +57,8 @@ interrogative cue; ``providing_suggestions`` also when a sentence opens with an 
 is ``reflection_of_feelings`` when it names a feeling, else ``restatement_paraphrasing`` (such
 an uncued strategy is no warmth evidence); ``other`` otherwise.
 
-**Locale.** ``Dialogue.locale``; when it is None or unknown, the language of the user turns by
-:func:`empath_gate.judging.language.detect_language` (lingua, offline); when that cannot decide,
-``en-US``. The version string says which (``locale-detected`` / ``locale-assumed``).
+**Locale.** ``Dialogue.locale``; else the user turns' language (lingua, offline:
+:func:`empath_gate.judging.language.detect_language`); else ``en-US`` (``locale-detected`` / ``-assumed``).
 """
 
 from __future__ import annotations
@@ -87,8 +85,9 @@ from empath_gate.turns.model import Annotation, Dialogue, DialogueTurn, TurnLabe
 from empath_gate.turns.riskmatch import RiskMatcher, one_pattern, risk_locales
 from empath_gate.turns.user_context import NEUTRAL_BASE, Evidence, cued, in_context
 from empath_gate.turns.user_cues import CUE_LABELS, closed_past, turn_kind
+from empath_gate.turns.user_fitted import apply_table, table_version
 
-RULES_VERSION = "6"
+RULES_VERSION = "7"
 """Version of the rules in this module; part of :data:`TurnLabels.version`."""
 
 USER_PRIORITY: tuple[str, ...] = (
@@ -458,6 +457,7 @@ def annotator_version(locale: str, instrument: Instrument | None = None, how: st
         from empath_gate.turns.valence_en import vader_version
 
         parts.append(f"vader-{vader_version()}")
+    parts += [v for v in (table_version(locale),) if v]  # the fitted word table's (offline-7)
     if how != "given":
         parts.append(f"locale-{how}")
     return "/".join(parts)
@@ -489,8 +489,8 @@ def annotate(dialogue: Dialogue, instrument: Instrument | None = None) -> Annota
             labels.append(_bot_label(i, t, ctx))
             continue
         got = _user_label(i, t, ctx, context)
-        labels.append(got)
         context = got.valence
+        labels.append(apply_table(got, t.text, locale))
     return TurnLabels(conversation_id=dialogue.conversation_id, annotator="offline",
                       version=annotator_version(locale, inst, how), labels=tuple(labels))
 

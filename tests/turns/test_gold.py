@@ -13,6 +13,7 @@ from empath_gate.instrument.cues import is_voice_seed
 from empath_gate.instrument.loader import load_instrument
 from empath_gate.instrument.seed_models import Seed
 from empath_gate.turns.gold import (
+    FIFTH_SCRIPT_PREFIX,
     FOURTH_SCRIPT_PREFIX,
     THIRD_SCRIPT_PREFIX,
     WRITTEN_SCRIPT_PREFIXES,
@@ -443,3 +444,75 @@ def test_heldout4_scripts_are_written_for_it_and_follow_the_guide(
     assert {t.locale for t in gold.fourth} == set(LOCALES)
     assert not {t.seed for t in gold.fourth} & {t.seed for t in (*gold.user, *gold.fresh, *gold.third)}
     assert _off_guide(gold.fourth) == []
+
+
+# ----------------------------------------------------------------------------- the fifth held-out set
+
+
+def _h5(folder: Path, locale: str, rows: list[dict[str, object]]) -> Path:
+    path = folder / f"user-heldout5-{locale}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _t5(seed: str, turn: int, **kw: object) -> dict[str, object]:
+    locale = "es-MX" if seed.startswith("h5-mx-") else "en-US"
+    return _u(seed, turn, **{"locale": locale, "split": "heldout5", **kw})
+
+
+def test_heldout5_files_are_optional_and_loaded_per_locale(tmp_path: Path) -> None:
+    folder = _write(tmp_path, [_u("s-a", 0)], [_b(1)])
+    assert load_gold(folder).fifth == ()
+    _h5(folder, "es-MX", [_t5("h5-mx-a", 0), _t5("h5-mx-a", 1, label="hope", intensity=1, valence=0.4)])
+    _h5(folder, "en-US", [_t5("h5-us-a", 0)])
+    _h4(folder, "en-US", [_t4("h4-us-a", 0)])
+    g = load_gold(folder)
+    assert [t.id for t in g.fifth] == ["u:h5-us-a:0", "u:h5-mx-a:0", "u:h5-mx-a:1"]  # files in name order
+    assert [t.id for t in g.fourth] == ["u:h4-us-a:0"]
+    assert g.user_in("heldout5") == g.fifth and not g.bot_in("heldout5")
+    assert not set(g.user_in(None)) & set(g.fifth) and not set(g.fourth) & set(g.fifth)
+    assert all(t.seed.startswith(FIFTH_SCRIPT_PREFIX) for t in g.fifth)
+
+
+@pytest.mark.parametrize(("rows", "message"), [
+    ([_t5("h5-mx-a", 0), _t5("h5-mx-b", 0, split="tune")],
+     r"user-heldout5-es-MX\.jsonl:2: split: 'tune' is not allowed"),
+    ([_t5("h5-mx-a", 0, split="heldout4")],
+     r"user-heldout5-es-MX\.jsonl:1: split: 'heldout4' is not allowed"),
+    ([_t5("h5-mx-a", 0), _t5("h4-mx-a", 0)],
+     r"user-heldout5-es-MX\.jsonl:2: seed 'h4-mx-a' is also in user-heldout4-es-MX\.jsonl"),
+    ([_t5("h5-mx-a", 0), _t5("h5-us-a", 0)],
+     r"user-heldout5-es-MX\.jsonl:2: locale 'en-US' in a file named for"),
+    ([_t5("h5-mx-a", 0, valence=2)], r"user-heldout5-es-MX\.jsonl:1: valence"),
+])
+def test_heldout5_errors_name_the_file_and_line(tmp_path: Path, rows: list[dict[str, object]],
+                                                 message: str) -> None:
+    folder = _write(tmp_path, [_u("s-a", 0)], [_b(1)])
+    _h4(folder, "es-MX", [_t4("h4-mx-a", 0)])
+    _h5(folder, "es-MX", rows)
+    with pytest.raises(GoldError, match=message):
+        load_gold(folder)
+
+
+def test_heldout5_split_is_allowed_only_in_its_files(tmp_path: Path) -> None:
+    folder = _write(tmp_path, [_u("s-a", 0, split="heldout5")], [_b(1)])
+    with pytest.raises(GoldError, match=r"user\.jsonl:1: split: 'heldout5' is not allowed"):
+        load_gold(folder)
+    folder = _write(tmp_path, [_u("s-a", 0)], [_b(1)])
+    _h4(folder, "es-MX", [_t4("h4-mx-a", 0, split="heldout5")])
+    with pytest.raises(GoldError, match=r"user-heldout4-es-MX\.jsonl:1: split: 'heldout5' is not allowed"):
+        load_gold(folder)
+
+
+def test_heldout5_scripts_are_written_for_it_and_follow_the_guide(
+        gold: GoldSet, seeds: dict[str, Seed]) -> None:
+    if not gold.fifth:
+        pytest.skip("the gold has no user-heldout5-*.jsonl file yet (being written blind)")
+    prefix = {"es-MX": "h5-mx-", "en-US": "h5-us-"}
+    for t in gold.fifth:
+        assert t.split == "heldout5" and t.seed.startswith(prefix[t.locale]), t.id
+        assert t.seed not in seeds, f"{t.seed}: a heldout5 script is not a seed of the instrument"
+    assert {t.locale for t in gold.fifth} == set(LOCALES)
+    assert not {t.seed for t in gold.fifth} & {t.seed for t in (*gold.user, *gold.fresh, *gold.third,
+                                                                  *gold.fourth)}
+    assert _off_guide(gold.fifth) == []

@@ -28,7 +28,7 @@ def gold() -> GoldSet:
 
 def _oracle(gold: GoldSet) -> Any:
     """A stub that returns the gold itself (user turns by seed and index, bot replies by id)."""
-    user = {(t.seed, t.turn): t for t in (*gold.user, *gold.fresh, *gold.third, *gold.fourth)}
+    user = {(t.seed, t.turn): t for t in (*gold.user, *gold.fresh, *gold.third, *gold.fourth, *gold.fifth)}
     bot = {r.id: r for r in gold.bot}
     seen: list[Dialogue] = []
 
@@ -65,10 +65,11 @@ def _constant(dialogue: Dialogue) -> Annotation:
 def test_the_annotator_sees_whole_scripts_and_two_turn_replies(gold: GoldSet) -> None:
     oracle = _oracle(gold)
     preds = annotate_gold(gold, oracle)
-    user = (*gold.user, *gold.fresh, *gold.third, *gold.fourth)  # both halves and the other held-out sets
+    user = (*gold.user, *gold.fresh, *gold.third, *gold.fourth, *gold.fifth)  # halves and held-out sets
     seeds = {t.seed for t in user}
     assert gold.fresh and len(seeds) == sum(len({t.seed for t in part})
-                                            for part in (gold.user, gold.fresh, gold.third, gold.fourth))
+                                            for part in (gold.user, gold.fresh, gold.third, gold.fourth,
+                                                         gold.fifth))
     assert preds.dialogues == len(seeds) + len(gold.bot) == len(oracle.seen)
     scripts = [d for d in oracle.seen if d.conversation_id in seeds]
     assert sum(len(d.turns) for d in scripts) == len(user)
@@ -250,7 +251,7 @@ def test_bench_splits_heldout2_by_source(
 
 def _with_heldout3(tmp_path: Path, n: int = 3) -> Path:
     """A gold folder: the real halves plus two small ``user-heldout<n>-*`` files (no heldout2;
-    ``n`` 3 or 4, the seeds then ``h<n>-...``)."""
+    ``n`` 3, 4 or 5, the seeds then ``h<n>-...``)."""
     import shutil
 
     for name in ("user.jsonl", "bot.jsonl"):
@@ -323,6 +324,30 @@ def test_bench_prints_heldout4_after_heldout3_and_gates_on_it(
     assert "not met" in out and "== heldout3" not in out and "== tune half" not in out
 
 
+def test_bench_prints_heldout5_after_heldout4_and_gates_on_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _with_heldout3(_with_heldout3(_with_heldout3(tmp_path), 4), 5)
+    gold = load_gold(folder)
+    assert len(gold.fourth) == 6 and len(gold.fifth) == 6
+    written = (*gold.third, *gold.fourth, *gold.fifth)
+    _offline(monkeypatch, _oracle(gold.model_copy(update={"fresh": written})))
+    bench = _bench()
+    assert bench.main(["--gold", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert (out.index("== heldout3, the third") < out.index("== heldout4, the fourth")
+            < out.index("== heldout5, the fifth") < out.index("== tune half"))
+    assert "heldout5: 6 user turns of 4 scripts" in out
+    block = out[out.index("== heldout5"):out.index("== tune half")]
+    assert "es-MX: user macro-F1" in block and "en-US: user macro-F1" in block
+    _offline(monkeypatch, _constant)
+    assert bench.main(["--gold", str(folder), "--split", "heldout5"]) == 1
+    out = capsys.readouterr().out
+    assert "not met" in out and "== heldout4" not in out and "== tune half" not in out
+    (tmp_path / "four").mkdir()
+    assert bench.main(["--gold", str(_with_heldout3(tmp_path / "four", 4)), "--split", "heldout5"]) == 2
+    assert "has no heldout5 set" in capsys.readouterr().err
+
+
 def test_bench_without_heldout4_says_so(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     folder = _with_heldout3(tmp_path)
@@ -353,4 +378,4 @@ def test_annotate_gold_limits_itself_to_the_sets_asked(gold: GoldSet) -> None:
     want = {t.id for t in gold.user_in("held-out")} | {r.id for r in gold.bot_in("held-out")}
     assert set(preds.labels) == want
     assert len(annotate_gold(gold, stub).labels) == (len(gold.user) + len(gold.fresh) + len(gold.third)
-                                                     + len(gold.fourth) + len(gold.bot))
+                                                     + len(gold.fourth) + len(gold.fifth) + len(gold.bot))

@@ -7,6 +7,8 @@ import pytest
 from empath_gate.turns.model import Dialogue, DialogueTurn, TurnLabel, TurnLabels
 from empath_gate.turns.offline import annotate, resolve_locale
 
+pytestmark = pytest.mark.usefixtures("offline_rules")  # the rules' valences, without the fitted table
+
 
 def _run(locale: str | None, *turns: tuple[str, str]) -> TurnLabels:
     d = Dialogue(conversation_id="c1", locale=locale,

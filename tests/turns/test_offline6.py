@@ -13,13 +13,15 @@ from empath_gate.turns.offline import RISK_VALENCE, annotate
 from empath_gate.turns.user_cues import closed_past, turn_kind
 from empath_gate.turns.valence_en import rated_valence
 
+pytestmark = pytest.mark.usefixtures("offline_rules")  # the rules' valences, without the fitted table
+
 
 def _user(locale: str, *texts: str) -> list[TurnLabel]:
     turns = []
     for t in texts:
         turns += [DialogueTurn(role="user", text=t), DialogueTurn(role="assistant", text="ok")]
     out = annotate(Dialogue(conversation_id="c", locale=locale, turns=tuple(turns)))
-    assert isinstance(out, TurnLabels) and "offline-6/" in out.version
+    assert isinstance(out, TurnLabels) and "offline-7/" in out.version
     return [lab for lab in out.labels if lab.role == "user"]
 
 

@@ -8,6 +8,8 @@ from empath_gate.turns.model import Dialogue, DialogueTurn, TurnLabels
 from empath_gate.turns.offline import annotate
 from empath_gate.turns.user_context import CARRY_LABELLED, CARRY_NONE, CARRY_WEAK, in_context
 
+pytestmark = pytest.mark.usefixtures("offline_rules")  # the rules' valences, without the fitted table
+
 
 def test_the_first_turn_keeps_its_own_reading() -> None:
     assert in_context(-0.1, "none", None) == -0.1
@@ -32,7 +34,7 @@ def _user_valences(locale: str, *texts: str) -> list[float]:
     for t in texts:
         turns += [DialogueTurn(role="user", text=t), DialogueTurn(role="assistant", text="Te escucho.")]
     out = annotate(Dialogue(conversation_id="c", locale=locale, turns=tuple(turns)))
-    assert isinstance(out, TurnLabels) and "offline-6/" in out.version
+    assert isinstance(out, TurnLabels) and "offline-7/" in out.version
     return [lab.valence for lab in out.labels if lab.role == "user"]
 
 

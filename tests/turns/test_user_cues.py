@@ -11,6 +11,8 @@ from empath_gate.turns.offline import annotate
 from empath_gate.turns.user_context import ASK_SHIFT, CARRY_ASK, CARRY_NONE, CUE_VALENCE, cued, in_context
 from empath_gate.turns.user_cues import turn_kind
 
+pytestmark = pytest.mark.usefixtures("offline_rules")  # the rules' valences, without the fitted table
+
 
 @pytest.mark.parametrize(("locale", "text", "kind"), [
     ("en-US", "can you help me write a text to my landlord", "ask"),
@@ -56,7 +58,7 @@ def _user_labels(locale: str, *texts: str) -> list[TurnLabel]:
     for t in texts:
         turns += [DialogueTurn(role="user", text=t), DialogueTurn(role="assistant", text="I hear you.")]
     out = annotate(Dialogue(conversation_id="c", locale=locale, turns=tuple(turns)))
-    assert isinstance(out, TurnLabels) and "offline-6/" in out.version
+    assert isinstance(out, TurnLabels) and "offline-7/" in out.version
     return [lab for lab in out.labels if lab.role == "user"]
 
 
