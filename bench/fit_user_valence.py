@@ -59,7 +59,7 @@ KFOLDS = 5
 SIGN_GUARD = False
 """Cross-validate with a sign guard (a turn the rules labelled keeps the rules' sign): tried,
 ranked worse, not in the annotator (``--sign-guard``)."""
-TABLE_VERSION = "1.0.0"
+TABLE_VERSION = "1.1.0"
 
 
 @dataclass(frozen=True)
@@ -353,6 +353,8 @@ def write_tables(turns: Sequence[Turn], config: Config, names: set[str]) -> None
         sizes = [len(features(t.text)) for t in mine]
         vocab, w, rw, b = fit_locale(mine, rows, sizes, (config.min_scripts,), [config.lam],
                                      config.mode)[config.lam]
+        scale, shift = spread(mine, config, names)
+        w, rw, b = w * scale, rw * scale, b * scale + shift
         weights = {f: round(float(v), 4) for f, v in sorted(zip(vocab, w, strict=True),
                                                              key=lambda p: (-abs(p[1]), p[0])) if round(v, 4)}
         table = {
@@ -370,6 +372,8 @@ def write_tables(turns: Sequence[Turn], config: Config, names: set[str]) -> None
                             f"({len(names)} capitalised words dropped)",
                 "selected_by": "leave-one-set-out and 5-fold-by-script cross-validation "
                                "(bench/fit_user_valence.py)",
+                "spread": f"x {scale:.3f} then {shift:+.3f}: the mean and SD of the left-out-set "
+                          "predictions matched to the gold's (ranks unchanged)",
                 "date": dt.date.today().isoformat(),
             },
             "rule_weight": round(rw, 4), "intercept": round(b, 4), "weights": weights,
@@ -378,6 +382,22 @@ def write_tables(turns: Sequence[Turn], config: Config, names: set[str]) -> None
         path.write_text(json.dumps(table, ensure_ascii=False, indent=0) + "\n", encoding="utf-8")
         print(f"wrote {path.relative_to(ROOT)}: {len(weights)} features, rule weight {rw:.3f}, "
               f"intercept {b:.3f}")
+
+
+def spread(turns: Sequence[Turn], config: Config, names: set[str]) -> tuple[float, float]:
+    """``(scale, shift)`` that give ``config``'s left-out-set predictions of ``turns`` (one
+    locale) the gold's mean and SD (variance matching). A ridge fit shrinks its predictions
+    toward the mean, and more so on text it was not fitted on; the dynamics read valence
+    *changes* against fixed thresholds (trajectory shapes, escalation), so the table's output
+    must keep the gold's spread. A positive affine map leaves every rank, hence every
+    Spearman figure, unchanged (up to the risk ceiling and the -1..1 clamp)."""
+    sets = leave_one_set_out([t.set for t in turns], [t.seed for t in turns])
+    preds = cross_validate(turns, sets, config.feats, config.min_scripts, names, config.mode,
+                           (config.lam,))[config.lam]
+    pred = np.concatenate([preds[s] for s in SEEN if s in preds])
+    gold = np.concatenate([np.array([t.gold for t in turns if t.set == s]) for s in SEEN if s in preds])
+    scale = float(np.std(gold) / np.std(pred))
+    return scale, float(np.mean(gold) - scale * np.mean(pred))
 
 
 def main(argv: list[str] | None = None) -> int:
