@@ -34,7 +34,9 @@ that quotes a provider key is stored with ``<redacted>`` in its place).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -58,6 +60,9 @@ _OLD_FORMAT = re.compile(r"v[0-9]+")
 _KEY = re.compile(r"[0-9a-f]{64}")
 _reported_roots: set[Path] = set()
 _reported_lock = threading.Lock()
+_tmp_seq = itertools.count()  # the temporary files' names: unique per process with its pid
+_TMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+              | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
 
 
 def canonical_json(value: object) -> str:
@@ -71,14 +76,21 @@ def _check_no_secrets(value: object, where: str) -> None:
     """Raise ValueError when any mapping key (at any depth) is credential-named."""
     if isinstance(value, Mapping):
         for k, v in value.items():
-            if isinstance(k, str) and is_secret_name(k):
+            if isinstance(k, str) and _secret_name(k):
                 raise ValueError(f"{where}: field {k!r} looks like a credential and is never cached")
-            if isinstance(v, (Mapping, list, tuple)):
+            if type(v) is not str and isinstance(v, (Mapping, list, tuple)):  # str: the common leaf
                 _check_no_secrets(v, where)
     elif isinstance(value, (list, tuple)):
         for v in value:
-            if isinstance(v, (Mapping, list, tuple)):
+            if type(v) is not str and isinstance(v, (Mapping, list, tuple)):
                 _check_no_secrets(v, where)
+
+
+@functools.lru_cache(maxsize=1024)
+def _secret_name(name: str) -> bool:
+    """:func:`~empath_gate.settings.is_secret_name`, remembered: the same few field names
+    (``role``, ``content``…) come back in every key and value."""
+    return is_secret_name(name)
 
 
 def cache_key(key_parts: Mapping[str, object]) -> str:
@@ -156,7 +168,8 @@ class Cache:
         self.misses = 0
         self.writes = 0
         self._lock = threading.Lock()
-        self._made_dirs: set[Path] = set()
+        self._made_dirs: set[str] = set()
+        self._base = os.path.join(self.root, CACHE_FORMAT)
         self.old_entries = 0
         if mode != "off":
             self._report_old_entries(notice or _print_line)
@@ -178,9 +191,13 @@ class Cache:
 
     def path(self, key: str) -> Path:
         """Where the entry of ``key`` (a sha256 hex digest) lives."""
+        return Path(self._file(key))
+
+    def _file(self, key: str) -> str:
+        """:meth:`path` as a string (one string join, no path objects: once per call)."""
         if not _KEY.fullmatch(key):
             raise ValueError(f"not a cache key: {key!r}")
-        return self.root / CACHE_FORMAT / key[:2] / f"{key}.json"
+        return os.path.join(self._base, key[:2], f"{key}.json")
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored value of ``key``, or None (mode ``off``/``refresh``, absent, unreadable)."""
@@ -213,18 +230,13 @@ class Cache:
             return None
         _check_no_secrets(value, "cache value")
         data = _stored_json(value).encode("utf-8")
-        target = self.path(key)
-        if target.parent not in self._made_dirs:  # one mkdir per shard directory, not per write
-            target.parent.mkdir(parents=True, exist_ok=True)
-            self._made_dirs.add(target.parent)
+        target = self._file(key)
+        shard = os.path.dirname(target)
+        if shard not in self._made_dirs:  # one mkdir per shard directory, not per write
+            os.makedirs(shard, exist_ok=True)
+            self._made_dirs.add(shard)
+        tmp = _write_new(shard, key, data)
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=target.parent)
-        except FileNotFoundError:  # the directory was removed behind our back: make it again
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
             os.replace(tmp, target)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -232,4 +244,29 @@ class Cache:
             raise
         with self._lock:
             self.writes += 1
-        return target
+        return Path(target)
+
+
+def _write_new(shard: str, key: str, data: bytes) -> str:
+    """Write ``data`` to a new temporary file in the directory ``shard`` and return its path.
+    The name is unique per process (pid and a counter), the file created exclusively with mode
+    0600 (as :func:`tempfile.mkstemp` does, without its random names and file object); when
+    the name is taken (a stale file) or the directory was removed behind our back,
+    :func:`tempfile.mkstemp` after making the directory again."""
+    tmp = os.path.join(shard, f".{key[:16]}.{os.getpid()}-{next(_tmp_seq)}.tmp")
+    try:
+        fd = os.open(tmp, _TMP_FLAGS, 0o600)
+    except (FileExistsError, FileNotFoundError):
+        os.makedirs(shard, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=shard)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    os.close(fd)
+    return tmp
