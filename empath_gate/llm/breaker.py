@@ -19,6 +19,7 @@ Breakers live per event loop (one run's ``asyncio.run``), so a new run starts cl
 from __future__ import annotations
 
 import asyncio
+import functools
 import weakref
 from collections import Counter
 from typing import Any
@@ -88,7 +89,12 @@ def provider_name(kwargs: dict[str, Any]) -> str:
     model = str(kwargs.get("model") or "")
     prefix = model.split("/", 1)[0] if "/" in model else "openai"
     base = kwargs.get("api_base")
-    return f"{prefix} at {redact_url(str(base))}" if base else prefix
+    return f"{prefix} at {_shown_url(str(base))}" if base else prefix
+
+
+@functools.lru_cache(maxsize=64)  # pure; asked on every call with the role's few endpoints
+def _shown_url(url: str) -> str:
+    return redact_url(url)
 
 
 def breaker_for(provider: str) -> Breaker:

@@ -19,6 +19,7 @@ values that are not credentials.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import threading
@@ -44,6 +45,7 @@ def _digest(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8")).hexdigest()
 
 
+@functools.lru_cache(maxsize=64)  # pure; a run's roles have a handful of endpoints, named every call
 def endpoint_identity(url: str | None) -> str | None:
     """``url`` as it names an endpoint in a cache key, or None when unset.
 

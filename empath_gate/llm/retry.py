@@ -22,7 +22,6 @@ when one names it (else the role's ``concurrency``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import email.utils
 import random
 import sys
@@ -144,10 +143,7 @@ async def call_with_retries(
     while True:
         breaker.check()
         try:
-            async with call_slot(role), contextlib.AsyncExitStack() as stack:
-                if provider_sem is not None:
-                    await stack.enter_async_context(provider_sem)
-                await stack.enter_async_context(sem)
+            async with call_slot(role), provider_sem or _NO_LIMIT, sem:
                 breaker.check()
                 resp = await _attempt(lib, kwargs, settings, gate)
             if not (getattr(resp, "choices", None) or []):
@@ -188,6 +184,19 @@ async def call_with_retries(
                 paced += 1
             else:
                 attempt += 1
+
+
+class _NoLimit:
+    """An async context manager that holds nothing (no provider-wide limit applies)."""
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *_exc: object) -> None:
+        return None
+
+
+_NO_LIMIT = _NoLimit()
 
 
 async def _within(call: Coroutine[Any, Any, Any], timeout_s: float) -> Any:
