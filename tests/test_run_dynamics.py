@@ -108,6 +108,24 @@ def test_baseline_comparison_is_paired_by_conversation() -> None:
     assert status == "passed" and "cannot detect" in reasons[-1]
 
 
+def test_a_baseline_labelled_by_another_annotator_version_is_not_compared() -> None:
+    convs = [f"c{i}" for i in range(10)]
+
+    def relabelled(r: RunRecord) -> RunRecord:
+        assert isinstance(r.annotation, TurnLabels)
+        return r.model_copy(update={"annotation": r.annotation.model_copy(update={"version": "older"})})
+
+    base = _results([relabelled(_record(c, 0, FLAT)) for c in convs])
+    worse = _results([_record(c, 0, DOWN) for c in convs])
+    side = dynamics_side_tests(worse, base, "s", _thresholds(1.0))
+    assert [t.p_value for t in side] == [None]
+    why = side[0].detection or ""
+    assert "annotator differs (baseline offline older; this run offline t)" in why
+    # the same worsening a same-version baseline flags is not gated: the limit alone decides
+    status, reasons = _checks(worse, _thresholds(1.0), baseline=base)["max_worsened_share"]
+    assert status == "passed" and "not comparable: the dynamics annotator differs" in reasons[-1]
+
+
 def test_the_dynamics_tests_join_the_false_discovery_family_of_the_metrics() -> None:
     """Through the one gating path: the worsened share's paired p is adjusted together with the
     suite's metric tests, so the family grows by the side tests that can be discoveries."""

@@ -111,19 +111,36 @@ def dynamics_side_tests(
     (:func:`empath_gate.analysis.dynamics.paired.paired_share_test` on
     :func:`empath_gate.results.dynamics.conversation_outcomes`, conversation ids renamed by the
     gate inputs' aliases), one per dynamics check whose limit ``thresholds`` set, only when both
-    runs had an LLM auditor (with fixed scripts the user side does not depend on the bot). Test
+    runs had an LLM auditor (with fixed scripts the user side does not depend on the bot). When
+    the two runs' dynamics annotators differ (kind or version, e.g. ``offline-6`` against
+    ``offline-7``), the shapes are not comparable: each test has no p-value and says so in
+    ``detection`` (never gated on the change; the limit alone decides). Test
     id ``<suite>::<check>``; information: the runs with a shape on both sides of the paired
     conversations."""
     from empath_gate.analysis.dynamics.paired import MIN_PAIRED, paired_share_test
     from empath_gate.analysis.regression import SideTest
-    from empath_gate.results.dynamics import SHARE_CHECKS, conversation_outcome_counts, scripted
+    from empath_gate.results.dynamics import (
+        SHARE_CHECKS,
+        annotator_versions,
+        conversation_outcome_counts,
+        scripted,
+    )
 
     if scripted(results) or scripted(baseline):
         return []
     aliases = (results.gate.aliases.get(suite) if results.gate is not None else None) or {}
+    mine, theirs = annotator_versions(results, suite), annotator_versions(baseline, suite)
+    apart = None
+    if mine and theirs and mine != theirs:  # another annotator reads other shapes: not comparable
+        apart = (f"not comparable: the dynamics annotator differs (baseline {', '.join(sorted(theirs))}; "
+                 f"this run {', '.join(sorted(mine))})")
     out: list[SideTest] = []
     for check, (shape, worse) in SHARE_CHECKS.items():
         if thresholds.dynamics_limit(suite, check) is None:
+            continue
+        if apart is not None:
+            out.append(SideTest(test_id=f"{suite}::{check}", paired=0, p_value=None, min_p=None,
+                                information=0.0, detection=apart))
             continue
         cur = conversation_outcome_counts(results, suite, shape)
         base = {aliases.get(k, k): v for k, v in conversation_outcome_counts(baseline, suite, shape).items()}

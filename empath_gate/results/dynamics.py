@@ -94,7 +94,6 @@ class SuiteDynamics(AnalysisModel):
     transcripts with a feeling; empty when none has one) and ``feeling_agreement`` (Spearman's
     rho of feeling vs annotator valence over the user messages with both; ``None`` when not
     computable).
->>>>>>> h16rest
     """
 
     suite: str
@@ -245,6 +244,18 @@ def results_dynamics(results: Results) -> tuple[SuiteDynamics, ...]:
     """:func:`suite_dynamics` of every suite of ``results`` that has annotations, in suite order."""
     out = [suite_dynamics(results, s) for s in results.metadata.suites]
     return tuple(d for d in out if d is not None)
+
+
+def annotator_versions(results: Results, suite: str) -> frozenset[str]:
+    """The dynamics annotators (``"<kind> <version>"``) that labelled ``suite``'s complete runs
+    of ``results`` (empty when none was labelled)."""
+    out = set()
+    for r in results.records:
+        a = r.annotation
+        if r.suite != suite or r.status != "complete" or a is None or isinstance(a, AnnotatorFailure):
+            continue
+        out.add(f"{a.annotator} {a.version}")
+    return frozenset(out)
 
 
 def conversation_outcome_counts(results: Results, suite: str, shape: str) -> dict[str, tuple[int, int]]:
