@@ -3,26 +3,24 @@
 Runs ``empath_gate.turns.offline.annotate`` once over the gold seed scripts and bot replies of
 the sets it prints (and of no other set), then prints, for the held-out half, the second
 held-out set ``heldout2`` (user turns of other seed scripts, written before the ``offline-3``
-tuning round, when the first held-out half had already been looked at during tuning), the third
-held-out set ``heldout3`` when the gold has it (scripts written blind to the annotator, scored
-once after ``offline-5`` was frozen, then used for tuning ``offline-6``) and the fourth held-out set
-``heldout4`` when the gold has it (scripts written blind while ``offline-6`` was tuned, scored once
-after it was frozen, then used for fitting ``offline-7``) and the fifth held-out set ``heldout5``
-when the gold has it (scripts written blind while ``offline-7`` was fitted), pooled
+tuning round, when the first held-out half had already been looked at during tuning) and each
+written held-out set the gold has (``heldout3`` onward, the rows of
+``empath_gate.turns.gold.WRITTEN_SETS``: scripts written blind to the annotator, each titled
+with when it was written and what it was used for since), pooled
 and per locale, and the tune half (labelled: the lexicon
 was tuned on it, so it is not a measurement): per-label precision, recall and F1, macro-F1,
 the majority-label baseline and the margin, valence Spearman and Pearson, per-strategy
 precision and recall, per-locale summaries, and each floor of issue 16 (valence Spearman
 >= 0.5, macro-F1 >= baseline + 0.15, on each side) with "met" / "not met".
 
-    python bench/bench_annotator.py [--split held-out|heldout2|heldout3|heldout4|heldout5|tune|all]
+    python bench/bench_annotator.py [--split held-out|heldout2|heldout3|...|tune|all]
                                     [--gold DIR] [--second MODULE:FUNCTION]
 
 ``--split`` prints one half only (``all``: both halves pooled); ``--second`` imports a second
 annotator (a function taking a Dialogue and returning TurnLabels or AnnotatorFailure) and
 reports the agreement of the two (Cohen's kappa on the label, correlation on valence).
-Exit status: 0 when every floor of each held-out set printed (``held-out``, ``heldout2``,
-``heldout3``, ``heldout4``, ``heldout5``) is met (or none is printed), 1 when one is not, 2 when
+Exit status: 0 when every floor of each held-out set printed (``held-out``, ``heldout2`` and
+the written sets) is met (or none is printed), 1 when one is not, 2 when
 the annotator or the gold cannot be used (or ``--split`` names a set the gold lacks).
 """
 
@@ -37,8 +35,11 @@ from typing import cast
 
 from empath_gate.errors import ConfigError
 from empath_gate.turns.gold import (
+    FRESH_SPLIT,
     NEW_SCRIPT_PREFIX,
     SPLITS,
+    USER_ONLY_SPLITS,
+    WRITTEN_SETS,
     GoldSet,
     Split,
     load_gold,
@@ -47,19 +48,12 @@ from empath_gate.turns.gold import (
 from empath_gate.turns.gold_eval import Annotate, Predictions, annotate_gold, render_half, score_half
 
 GOLD = Path(__file__).resolve().parent / "data" / "annotator-gold"
-MEASUREMENTS = ("held-out", "heldout2", "heldout3", "heldout4", "heldout5")
+MEASUREMENTS = ("held-out", *USER_ONLY_SPLITS)
 TITLES = {
     "held-out": "held-out half (looked at during earlier tuning rounds)",
     "heldout2": ("heldout2, the second held-out set "
                  "(written before the offline-3 tuning round, scored after it)"),
-    "heldout3": ("heldout3, the third held-out set "
-                 "(written blind to the annotator, scored once after offline-5 was frozen, "
-                 "then used for tuning offline-6)"),
-    "heldout4": ("heldout4, the fourth held-out set "
-                 "(written blind to the annotator, scored once after offline-6 was frozen, "
-                 "then used for fitting offline-7)"),
-    "heldout5": ("heldout5, the fifth held-out set "
-                 "(written blind to the annotator, scored after offline-7 was frozen)"),
+    **{w.split: f"{w.split}, {w.name} ({w.history})" for w in WRITTEN_SETS},
     "tune": "tune half (the lexicon was tuned on it: not a measurement)",
     "all": "both halves pooled (includes the tune half: not a measurement)",
 }
@@ -78,10 +72,11 @@ def _by_source(gold: GoldSet, predictions: Predictions) -> str:
     lexicon versions were written) and the scripts written for the gold (``new-...``)."""
     lines = ["  heldout2 by source (user turns):"]
     for name, new in (("instrument seed scripts", False), ("scripts written for the gold", True)):
-        part = tuple(t for t in gold.fresh if t.seed.startswith(NEW_SCRIPT_PREFIX) == new)
+        part = tuple(t for t in gold.user_in(FRESH_SPLIT) if t.seed.startswith(NEW_SCRIPT_PREFIX) == new)
         if not part:
             continue
-        half = score_half(gold.model_copy(update={"fresh": part}), predictions, "heldout2")
+        half = score_half(gold.model_copy(update={"held_out": {**gold.held_out, FRESH_SPLIT: part}}),
+                          predictions, FRESH_SPLIT)
         scripts = len({t.seed for t in part})
         figures = [f"pooled Spearman {_num(half.user.valence.spearman)}, macro-F1 "
                    f"{_num(half.user.labels.macro_f1)} (margin {_num(half.user.margin, True)})"]
@@ -99,10 +94,8 @@ def _num(value: float | None, sign: bool = False) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split",
-                        choices=("held-out", "heldout2", "heldout3", "heldout4", "heldout5", "tune", "all"),
-                        default=None,
-                        help="print one set only (default: held-out and heldout2 to heldout5 "
+    parser.add_argument("--split", choices=(*MEASUREMENTS, "tune", "all"), default=None,
+                        help=f"print one set only (default: held-out and heldout2 to {USER_ONLY_SPLITS[-1]} "
                              "when the gold has them, tune)")
     parser.add_argument("--gold", type=Path, default=GOLD, help=f"gold folder (default {GOLD})")
     parser.add_argument("--second", metavar="MODULE:FUNCTION", help="a second annotator to compare with")
@@ -131,17 +124,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"--second {args.second}: {exc}", file=sys.stderr)
             return 2
     seeds = len({t.seed for t in gold.user})
-    fresh = len({t.seed for t in gold.fresh})
-    third = len({t.seed for t in gold.third})
-    fourth = len({t.seed for t in gold.fourth})
-    fifth = len({t.seed for t in gold.fifth})
+    sets = []
+    for split in USER_ONLY_SPLITS:
+        turns = gold.user_in(split)
+        scripts = "seed scripts" if split == FRESH_SPLIT else "scripts"
+        sets.append(f"{split}: {len(turns)} user turns of {len({t.seed for t in turns})} {scripts}")
     print(f"gold: {args.gold} ({len(gold.user)} user turns of {seeds} seed scripts, "
-          f"{len(gold.bot)} bot replies; heldout2: {len(gold.fresh)} user turns of {fresh} seed scripts; "
-          f"heldout3: {len(gold.third)} user turns of {third} scripts; "
-          f"heldout4: {len(gold.fourth)} user turns of {fourth} scripts; "
-          f"heldout5: {len(gold.fifth)} user turns of {fifth} scripts)")
-    present = {"heldout2": bool(gold.fresh), "heldout3": bool(gold.third), "heldout4": bool(gold.fourth),
-               "heldout5": bool(gold.fifth)}
+          f"{len(gold.bot)} bot replies; " + "; ".join(sets) + ")")
+    present = {split: bool(gold.user_in(split)) for split in USER_ONLY_SPLITS}
     splits = [args.split] if args.split else ["held-out", *(s for s, p in present.items() if p), "tune"]
     missing = [s for s in splits if not present.get(s, True)]
     if missing:
@@ -164,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         half = score_half(gold, predictions, None if split == "all" else cast(Split, split), second)
         print()
         print(render_half(half, TITLES[split]))
-        if split == "heldout2":
+        if split == FRESH_SPLIT:
             print(_by_source(gold, predictions))
         if split in MEASUREMENTS and not all(f.met for f in half.floors):
             status = 1

@@ -1,14 +1,15 @@
 """Fit the offline annotator's user-turn word valences on the project's gold (rules ``offline-7``).
 
-Reads the five seen gold sets (``tune``, ``held-out``, ``heldout2``, ``heldout3``, ``heldout4``;
-never ``heldout5``), labels their scripts once with the offline rules alone
+Reads the seen gold sets (``tune``, ``held-out``, ``heldout2`` and every written held-out set of
+``empath_gate.turns.gold.WRITTEN_SETS`` but the newest; never the newest, ``heldout5`` when
+``offline-7`` was fitted), labels their scripts once with the offline rules alone
 (:func:`empath_gate.turns.user_fitted.rules_only`), and fits, per locale, a ridge regression of
 the gold valence on the turn's features (:func:`empath_gate.turns.user_fitted.features`), either
 blended with the rule valence at a fixed share ``alpha`` or with the rule valence as one more
-feature (``stack``). Model selection is cross-validated: leave one set out (fit on four sets,
-Spearman on the fifth) and a grouped 5-fold by script; a script's turns are never split. Prints
-every configuration's per-fold Spearman, then (with ``--write``) fits the chosen configuration on
-all five sets and writes ``empath_gate/turns/data/user-valence-<locale>.json``.
+feature (``stack``). Model selection is cross-validated: leave one set out (fit on the other
+seen sets, Spearman on the one left out) and a grouped 5-fold by script; a script's turns are
+never split. Prints every configuration's per-fold Spearman, then (with ``--write``) fits the
+chosen configuration on all seen sets and writes ``empath_gate/turns/data/user-valence-<locale>.json``.
 
     python bench/fit_user_valence.py [--write] [--config FEATS:MIN_SCRIPTS:LAMBDA:MODE]
 
@@ -36,14 +37,20 @@ import numpy as np
 from scipy import sparse
 from scipy.stats import spearmanr
 
+from empath_gate.turns.gold import BOT_FILE, FRESH_SPLIT, FRESH_USER_FILE, SPLITS, USER_FILE, WRITTEN_SETS
+
 ROOT = Path(__file__).resolve().parent.parent
 GOLD = ROOT / "bench" / "data" / "annotator-gold"
-SEEN = ("tune", "held-out", "heldout2", "heldout3", "heldout4")
-SEEN_FILES = ("user.jsonl", "bot.jsonl", "user-heldout2.jsonl")
-SEEN_PREFIXES = ("user-heldout3-", "user-heldout4-")
-"""The gold files of the five seen sets (``heldout5``'s are never opened)."""
-OTHER_WRITERS = ("heldout3", "heldout4")
-"""Sets written blind by writers other than the earlier sets' (the honest internal estimate)."""
+CLEAN = WRITTEN_SETS[-1]
+"""The newest written held-out set: the clean measurement of the fitted table (its files are
+never opened here)."""
+SEEN_WRITTEN = WRITTEN_SETS[:-1]
+"""The written held-out sets fitted on, by writers other than the earlier sets' (their mean is
+the honest internal estimate)."""
+OTHER_WRITERS: tuple[str, ...] = tuple(w.split for w in SEEN_WRITTEN)
+SEEN: tuple[str, ...] = (*SPLITS, FRESH_SPLIT, *OTHER_WRITERS)
+SEEN_FILES = (USER_FILE, BOT_FILE, FRESH_USER_FILE)
+"""The gold files of the seen sets but the written ones (theirs match the sets' globs)."""
 LOCALES = ("es-MX", "en-US")
 LAMBDAS = (0.3, 1.0, 3.0, 10.0)
 ALPHAS = (0.25, 0.5, 0.75, 1.0)
@@ -283,19 +290,19 @@ def cross_validate(turns: Sequence[Turn], folds: Sequence[Any], feats: str, min_
 
 
 def load_turns() -> list[Turn]:
-    """The five seen sets' user turns with the rules' valence (never ``heldout5``)."""
+    """The seen sets' user turns with the rules' valence (never :data:`CLEAN`'s)."""
     from empath_gate.turns.gold import Split, load_gold
     from empath_gate.turns.gold_eval import annotate_gold
     from empath_gate.turns.offline import annotate
     from empath_gate.turns.user_fitted import rules_only
 
-    with tempfile.TemporaryDirectory() as tmp:  # the seen sets' files only: heldout5 is never opened
+    with tempfile.TemporaryDirectory() as tmp:  # the seen sets' files only: CLEAN's are never opened
         for path in GOLD.iterdir():
-            if path.name in SEEN_FILES or path.name.startswith(SEEN_PREFIXES):
+            if path.name in SEEN_FILES or any(path.match(w.files) for w in SEEN_WRITTEN):
                 (Path(tmp) / path.name).symlink_to(path)
         gold = load_gold(Path(tmp))
-    assert not gold.fifth
-    items = [*gold.user, *gold.fresh, *gold.third, *gold.fourth]
+    assert not gold.user_in(CLEAN.split)
+    items = list(gold.all_user_turns())
     assert all(t.split in SEEN for t in items)
     with rules_only():
         preds = annotate_gold(gold, annotate, cast("set[Split]", set(SEEN)))
@@ -316,7 +323,8 @@ def report(turns: Sequence[Turn], configs: Sequence[tuple[str, int, str]], names
     kf = kfold_by_script([t.seed for t in turns])
     gold = np.array([t.gold for t in turns])
     head = "  ".join(f"{s:>8}" for s in SEEN)
-    print(f"{'configuration':<28}{head}  {'mean':>6}  {'h3+h4':>6}  | k-fold by script (5)  mean")
+    others = "+".join(w.prefix.rstrip("-") for w in SEEN_WRITTEN)
+    print(f"{'configuration':<28}{head}  {'mean':>6}  {others:>6}  | k-fold by script (5)  mean")
     base = [rho(np.array([t.rule for t in turns if t.set == s]), gold[[t.set == s for t in turns]])
             for s in SEEN]
     kbase = [rho(np.array([t.rule for t, f in zip(turns, kf, strict=True) if f == k]),
@@ -343,7 +351,7 @@ def _row(name: str, per: Sequence[float], kper: Sequence[float]) -> None:
 
 
 def write_tables(turns: Sequence[Turn], config: Config, names: set[str]) -> None:
-    """Fit ``config`` on all five sets, per locale, and write the tables."""
+    """Fit ``config`` on all seen sets, per locale, and write the tables."""
     from empath_gate.turns.user_fitted import DATA, features
 
     DATA.mkdir(parents=True, exist_ok=True)
@@ -402,7 +410,7 @@ def spread(turns: Sequence[Turn], config: Config, names: set[str]) -> tuple[floa
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--write", metavar="CONFIG", help="fit CONFIG (FEATS:MIN:LAMBDA:MODE) on all five "
+    parser.add_argument("--write", metavar="CONFIG", help="fit CONFIG (FEATS:MIN:LAMBDA:MODE) on all seen "
                                                           "sets and write the tables")
     parser.add_argument("--quick", action="store_true", help="fewer configurations")
     parser.add_argument("--only", metavar="FEATS:MIN:MODE", action="append", help="these configurations only")
@@ -427,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
         configs = [(f, int(m), mode) for f, m, mode in (o.split(":") for o in args.only)]
     scored = report(turns, configs, names)
     best = max(scored)
-    print(f"\nbest by the mean over the five left-out sets: {best[1]} ({best[0]:.3f})")
+    print(f"\nbest by the mean over the {len(SEEN)} left-out sets: {best[1]} ({best[0]:.3f})")
     by_locale(turns, Config(*_parse(best[1])), names)
     return 0
 

@@ -28,17 +28,14 @@ held out), and none of its seeds may appear in ``user.jsonl``. It has no bot rep
 ``seed`` starting with :data:`NEW_SCRIPT_PREFIX` names a script written for this file rather
 than a seed of the instrument.
 
-Optional files matching :data:`THIRD_USER_GLOB` (``user-heldout3-<locale>.jsonl``) hold a
-**third held-out set** (:data:`THIRD_SPLIT`): user turns of scripts written for it (seeds
-starting with :data:`THIRD_SCRIPT_PREFIX`), labelled by reading the guide only, blind to any
-annotator. Its items all carry ``split: heldout3``, are not dealt, and no seed may appear in
-another gold file; a file named for a locale holds only that locale. It has no bot replies.
-Optional files matching :data:`FOURTH_USER_GLOB` (``user-heldout4-<locale>.jsonl``) hold a
-**fourth held-out set** (:data:`FOURTH_SPLIT`, seeds starting with :data:`FOURTH_SCRIPT_PREFIX`)
-under the same rules, written blind after the third had been scored and used for tuning.
-Optional files matching :data:`FIFTH_USER_GLOB` (``user-heldout5-<locale>.jsonl``) hold a
-**fifth held-out set** (:data:`FIFTH_SPLIT`, seeds starting with :data:`FIFTH_SCRIPT_PREFIX`)
-under the same rules, written blind after the fourth had been scored and used for fitting.
+The **written held-out sets** are the rows of :data:`WRITTEN_SETS` (``heldout3``,
+``heldout4``, ``heldout5``, in the order they were written), each in optional files
+``user-<split>-<locale>.jsonl``: user turns of scripts written for the set (seeds starting with
+its prefix, ``h<k>-``), labelled by reading the guide only, blind to any annotator, each set
+written after the one before had been scored and used for tuning or fitting. Their items all
+carry the set's split, are not dealt, and no seed may appear in another gold file; a file named
+for a locale holds only that locale. They have no bot replies. A new set is one row of the
+table (and its name in :data:`Split`) plus its files.
 
 Reading goes through :mod:`empath_gate.bounded`; every problem is a :class:`GoldError`
 naming the file and the 1-based line.
@@ -49,6 +46,7 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar, get_args
 
@@ -63,25 +61,8 @@ SPLITS: tuple[Split, ...] = ("tune", "held-out")
 """The two halves the split rule deals ``user.jsonl`` and ``bot.jsonl`` into."""
 FRESH_SPLIT: Split = "heldout2"
 """The split of every item of :data:`FRESH_USER_FILE`, the second held-out set (module docstring)."""
-THIRD_SPLIT: Split = "heldout3"
-"""The split of every item of the :data:`THIRD_USER_GLOB` files, the third held-out set."""
-FOURTH_SPLIT: Split = "heldout4"
-"""The split of every item of the :data:`FOURTH_USER_GLOB` files, the fourth held-out set."""
-FIFTH_SPLIT: Split = "heldout5"
-"""The split of every item of the :data:`FIFTH_USER_GLOB` files, the fifth held-out set."""
-USER_ONLY_SPLITS: tuple[Split, ...] = (FRESH_SPLIT, THIRD_SPLIT, FOURTH_SPLIT, FIFTH_SPLIT)
-"""The held-out sets made of user turns only (no bot replies), not dealt by the split rule."""
 NEW_SCRIPT_PREFIX = "new-"
 """Seed-id prefix of a script written for the gold itself (not a seed of the instrument)."""
-THIRD_SCRIPT_PREFIX = "h3-"
-"""Seed-id prefix of a script written for the third held-out set (not a seed of the instrument)."""
-FOURTH_SCRIPT_PREFIX = "h4-"
-"""Seed-id prefix of a script written for the fourth held-out set (not a seed of the instrument)."""
-FIFTH_SCRIPT_PREFIX = "h5-"
-"""Seed-id prefix of a script written for the fifth held-out set (not a seed of the instrument)."""
-WRITTEN_SCRIPT_PREFIXES: tuple[str, ...] = (NEW_SCRIPT_PREFIX, THIRD_SCRIPT_PREFIX, FOURTH_SCRIPT_PREFIX,
-                                            FIFTH_SCRIPT_PREFIX)
-"""Seed-id prefixes of scripts written for the gold (not tied to the instrument's seed files)."""
 GoldLocale = Literal["es-MX", "en-US"]
 Quality = Literal["good", "mediocre", "generic", "unsafe"]
 """How good a gold bot reply is as support (written on purpose to vary; not a label any
@@ -94,13 +75,53 @@ every half, so it changes only with a new gold version."""
 USER_FILE = "user.jsonl"
 BOT_FILE = "bot.jsonl"
 FRESH_USER_FILE = "user-heldout2.jsonl"
-THIRD_USER_GLOB = "user-heldout3-*.jsonl"
-FOURTH_USER_GLOB = "user-heldout4-*.jsonl"
-FIFTH_USER_GLOB = "user-heldout5-*.jsonl"
-LOCALE_FILE_GLOBS: dict[Split, str] = {THIRD_SPLIT: THIRD_USER_GLOB, FOURTH_SPLIT: FOURTH_USER_GLOB,
-                                       FIFTH_SPLIT: FIFTH_USER_GLOB}
-"""The held-out sets kept in one file per locale (``user-heldoutN-<locale>.jsonl``), by split."""
 
+
+@dataclass(frozen=True)
+class WrittenSet:
+    """One written held-out set (module docstring): ``split``, its name (``heldout<k>``);
+    ``prefix``, the seed-id prefix of its scripts (``h<k>-``, then ``mx-`` / ``us-``); ``name``,
+    how prose calls it (``the third held-out set``); ``history``, when it was written and what
+    it was used for since."""
+
+    split: Split
+    prefix: str
+    name: str
+    history: str
+
+    @property
+    def files(self) -> str:
+        """The glob of its files in a gold folder, ``user-<split>-*.jsonl`` (read in name order)."""
+        return self.file("*")
+
+    def file(self, locale: str) -> str:
+        """The name of its file for ``locale``: ``user-<split>-<locale>.jsonl``."""
+        return f"user-{self.split}-{locale}.jsonl"
+
+    def locale_of(self, path: Path) -> str | None:
+        """The locale ``path`` (one of its :attr:`files`) is named for; ``None`` when the name
+        holds no known locale."""
+        named = path.stem.removeprefix(f"user-{self.split}-")
+        return named if named in get_args(GoldLocale) else None
+
+
+WRITTEN_SETS: tuple[WrittenSet, ...] = (
+    WrittenSet("heldout3", "h3-", "the third held-out set",
+               "written blind to the annotator, scored once after offline-5 was frozen, "
+               "then used for tuning offline-6"),
+    WrittenSet("heldout4", "h4-", "the fourth held-out set",
+               "written blind to the annotator, scored once after offline-6 was frozen, "
+               "then used for fitting offline-7"),
+    WrittenSet("heldout5", "h5-", "the fifth held-out set",
+               "written blind to the annotator, scored after offline-7 was frozen"),
+)
+"""The written held-out sets, in the order written (module docstring); each split is also a
+value of :data:`Split`."""
+USER_ONLY_SPLITS: tuple[Split, ...] = (FRESH_SPLIT, *(w.split for w in WRITTEN_SETS))
+"""The held-out sets made of user turns only (no bot replies), not dealt by the split rule:
+``heldout2``, then the written sets."""
+WRITTEN_SCRIPT_PREFIXES: tuple[str, ...] = (NEW_SCRIPT_PREFIX, *(w.prefix for w in WRITTEN_SETS))
+"""Seed-id prefixes of scripts written for the gold (not tied to the instrument's seed files)."""
 
 class GoldError(ConfigError):
     """The gold folder cannot be used: a file is missing, a line is not JSON or not a valid
@@ -122,8 +143,7 @@ class _Item(BaseModel):
 class GoldUserTurn(_Item):
     """One gold-labelled user turn: ``id`` is ``u:<seed>:<turn>``; ``seed`` a seed id of the
     instrument (or, in the second held-out set only, ``new-...``: a script written for the
-    gold; in the third, ``h3-...``; in the fourth, ``h4-...``; in the fifth, ``h5-...``); ``turn``
-    the 0-based index
+    gold; in a written held-out set, its prefix, ``h<k>-...``); ``turn`` the 0-based index
     among the script's user turns;
     ``text`` the script line as written in the seed file (placeholders such as ``{age}`` kept);
     ``label`` one of :data:`USER_LABELS`; ``intensity`` 0..3; ``valence`` -1..1; ``split`` the half."""
@@ -171,38 +191,41 @@ class GoldBotReply(_Item):
 
 class GoldSet(BaseModel):
     """The whole gold: ``user`` turns and ``bot`` replies of the tune and held-out halves (in
-    file order), ``fresh``, the user turns of the second held-out set (``heldout2``; empty
-    when the folder has no :data:`FRESH_USER_FILE`), and ``third``, those of the third
-    (``heldout3``; empty when no file matches :data:`THIRD_USER_GLOB`), and ``fourth``, those of
-    the fourth (``heldout4``; empty when no file matches :data:`FOURTH_USER_GLOB`), and ``fifth``,
-    those of the fifth (``heldout5``; empty when no file matches :data:`FIFTH_USER_GLOB`)."""
+    file order), and ``held_out``, the user turns of each user-only held-out set by split
+    (:data:`USER_ONLY_SPLITS`: ``heldout2`` from :data:`FRESH_USER_FILE`, then each of
+    :data:`WRITTEN_SETS` from its files; a set whose files the folder lacks is empty)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     user: tuple[GoldUserTurn, ...]
     bot: tuple[GoldBotReply, ...]
-    fresh: tuple[GoldUserTurn, ...] = ()
-    third: tuple[GoldUserTurn, ...] = ()
-    fourth: tuple[GoldUserTurn, ...] = ()
-    fifth: tuple[GoldUserTurn, ...] = ()
+    held_out: dict[Split, tuple[GoldUserTurn, ...]] = Field(default_factory=dict)
+
+    @field_validator("held_out")
+    @classmethod
+    def _user_only(cls, value: dict[Split, tuple[GoldUserTurn, ...]]
+                   ) -> dict[Split, tuple[GoldUserTurn, ...]]:
+        if bad := [s for s in value if s not in USER_ONLY_SPLITS]:
+            raise ValueError(f"{bad[0]!r} is not a user-only held-out set; "
+                             f"use one of {', '.join(USER_ONLY_SPLITS)}")
+        return value
 
     def user_in(self, split: Split | None) -> tuple[GoldUserTurn, ...]:
-        """The user turns of ``split`` (``heldout2``: :attr:`fresh`; ``heldout3``:
-        :attr:`third`; ``heldout4``: :attr:`fourth`; ``heldout5``: :attr:`fifth`; ``None``: both
-        halves, tune and held-out, without the other held-out sets)."""
-        if split == FRESH_SPLIT:
-            return self.fresh
-        if split == THIRD_SPLIT:
-            return self.third
-        if split == FOURTH_SPLIT:
-            return self.fourth
-        if split == FIFTH_SPLIT:
-            return self.fifth
+        """The user turns of ``split`` (a user-only held-out set: its :attr:`held_out` turns,
+        empty when absent; ``None``: both halves, tune and held-out, without the other
+        held-out sets)."""
+        if split in USER_ONLY_SPLITS:
+            return self.held_out.get(split, ())
         return tuple(t for t in self.user if split is None or t.split == split)
+
+    def all_user_turns(self) -> tuple[GoldUserTurn, ...]:
+        """Every user turn: both halves (file order), then each user-only held-out set in
+        :data:`USER_ONLY_SPLITS` order."""
+        return (*self.user, *(t for split in USER_ONLY_SPLITS for t in self.user_in(split)))
 
     def bot_in(self, split: Split | None) -> tuple[GoldBotReply, ...]:
         """The bot replies of ``split`` (``None``: both halves; the user-only held-out sets
-        ``heldout2`` to ``heldout5`` have none)."""
+        have none)."""
         return tuple(r for r in self.bot if split is None or r.split == split)
 
 
@@ -299,12 +322,12 @@ def _check_scripts(path: Path, user: Sequence[GoldUserTurn]) -> None:
 
 def load_gold(folder: Path, limits: InputLimits | None = None) -> GoldSet:
     """Read and validate the gold folder ``folder`` (``user.jsonl``, ``bot.jsonl`` and, when
-    present, ``user-heldout2.jsonl``, the ``user-heldout3-*.jsonl`` files and the
-    ``user-heldout4-*.jsonl`` and ``user-heldout5-*.jsonl`` files, each glob in name order).
+    present, ``user-heldout2.jsonl`` and the files of each of :data:`WRITTEN_SETS`, in table
+    order, each set's files in name order).
 
     Checks each line (a JSON object valid as its item type), unique ids, each seed's turns
     contiguous from 0 in file order and in one locale; in a held-out file, also that every item
-    has that file's split (``heldout2`` to ``heldout5``, allowed nowhere else) and
+    has that file's split (``heldout2`` or the written set's, allowed nowhere else) and
     that no seed is in another gold file; in a ``user-heldoutN-<locale>.jsonl`` file, that every item has
     that locale. Raises :class:`GoldError` naming the file and line, or
     :class:`~empath_gate.bounded.InputLimitError` for an input over a limit. Does not check the
@@ -315,29 +338,25 @@ def load_gold(folder: Path, limits: InputLimits | None = None) -> GoldSet:
     bot, _ = _read_items(bot_path, GoldBotReply.model_validate, limits)
     _check_scripts(user_path, user)
     owner = dict.fromkeys((t.seed for t in user), USER_FILE)
-    fresh: list[GoldUserTurn] = []
+    held_out: dict[Split, tuple[GoldUserTurn, ...]] = {FRESH_SPLIT: ()}
     if fresh_path.exists():
-        fresh = _held_out_file(fresh_path, FRESH_SPLIT, owner, limits)
-    per_locale: dict[Split, list[GoldUserTurn]] = {}
-    for split, glob in LOCALE_FILE_GLOBS.items():
-        per_locale[split] = []
-        for path in sorted(folder.glob(glob)):
-            per_locale[split] += _held_out_file(path, split, owner, limits)
-    return GoldSet(user=tuple(user), bot=tuple(bot), fresh=tuple(fresh),
-                   third=tuple(per_locale[THIRD_SPLIT]), fourth=tuple(per_locale[FOURTH_SPLIT]),
-                   fifth=tuple(per_locale[FIFTH_SPLIT]))
+        held_out[FRESH_SPLIT] = tuple(_held_out_file(fresh_path, FRESH_SPLIT, None, owner, limits))
+    for written in WRITTEN_SETS:
+        turns: list[GoldUserTurn] = []
+        for path in sorted(folder.glob(written.files)):
+            turns += _held_out_file(path, written.split, written.locale_of(path), owner, limits)
+        held_out[written.split] = tuple(turns)
+    return GoldSet(user=tuple(user), bot=tuple(bot), held_out=held_out)
 
 
-def _held_out_file(path: Path, split: Split, owner: dict[str, str], limits: InputLimits | None
-                   ) -> list[GoldUserTurn]:
-    """The items of one held-out file, all of ``split``; ``owner`` (seed -> the file holding it)
-    gains this file's seeds. GoldError for a seed another file holds, or, in a file named
-    ``...-<locale>.jsonl``, an item of another locale."""
+def _held_out_file(path: Path, split: Split, locale: str | None, owner: dict[str, str],
+                   limits: InputLimits | None) -> list[GoldUserTurn]:
+    """The items of one held-out file, all of ``split`` and, when ``locale`` is given (the
+    locale the file is named for), of that locale; ``owner`` (seed -> the file holding it)
+    gains this file's seeds. GoldError for a seed another file holds or an item of another
+    locale."""
     items, lines = _read_items(path, GoldUserTurn.model_validate, limits, (split,))
     _check_scripts(path, items)
-    glob = LOCALE_FILE_GLOBS.get(split)
-    named = path.stem.removeprefix(glob.split("*")[0]) if glob else ""
-    locale = named if named in get_args(GoldLocale) else None
     for t in items:
         if t.seed in owner and owner[t.seed] != path.name:
             raise GoldError(f"{path}:{lines[t.id]}: seed {t.seed!r} is also in {owner[t.seed]}; "
@@ -384,30 +403,22 @@ def bot_dialogue(reply: GoldBotReply) -> Dialogue:
 
 __all__ = [
     "BOT_FILE",
-    "FIFTH_SCRIPT_PREFIX",
-    "FIFTH_SPLIT",
-    "FIFTH_USER_GLOB",
-    "FOURTH_SCRIPT_PREFIX",
-    "FOURTH_SPLIT",
-    "FOURTH_USER_GLOB",
     "FRESH_SPLIT",
     "FRESH_USER_FILE",
-    "LOCALE_FILE_GLOBS",
     "NEW_SCRIPT_PREFIX",
     "SPLITS",
     "SPLIT_SALT",
-    "THIRD_SCRIPT_PREFIX",
-    "THIRD_SPLIT",
-    "THIRD_USER_GLOB",
     "USER_FILE",
     "USER_ONLY_SPLITS",
     "WRITTEN_SCRIPT_PREFIXES",
+    "WRITTEN_SETS",
     "GoldBotReply",
     "GoldError",
     "GoldSet",
     "GoldUserTurn",
     "Quality",
     "Split",
+    "WrittenSet",
     "bot_dialogue",
     "bot_stratum",
     "deal_halves",

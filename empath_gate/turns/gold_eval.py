@@ -70,8 +70,7 @@ def annotate_gold(gold: GoldSet, annotate: Annotate, splits: Collection[Split] |
     labels: dict[str, TurnLabel | None] = {}
     failures: Counter[str] = Counter()
     version: str | None = None
-    users = [t for t in (*gold.user, *gold.fresh, *gold.third, *gold.fourth, *gold.fifth)
-             if splits is None or t.split in splits]
+    users = [t for t in gold.all_user_turns() if splits is None or t.split in splits]
     jobs: list[tuple[Dialogue, Sequence[int], Sequence[str]]] = [
         (dialogue, range(len(items)), [t.id for t in items]) for dialogue, items in user_dialogues(users)]
     jobs += [(bot_dialogue(reply), (1,), (reply.id,)) for reply in gold.bot
@@ -101,9 +100,9 @@ def _bot_side(items: Sequence[GoldBotReply], labels: Labels, majority: str) -> S
 
 
 class HalfScores(AnalysisModel):
-    """The scores of one half (``split``: ``tune``, ``held-out``, ``heldout2``, ``heldout3``,
-    ``heldout4``, ``heldout5`` or ``all``): ``user`` and ``bot`` pooled over locales (``bot``
-    ``None`` for a set without bot replies, ``heldout2`` to ``heldout5``), the same ``by_locale``;
+    """The scores of one half (``split``: ``tune``, ``held-out``, a user-only held-out set
+    (``heldout2`` or a written one) or ``all``): ``user`` and ``bot`` pooled over locales (``bot``
+    ``None`` for a set without bot replies, the user-only ones), the same ``by_locale``;
     ``user_agreement``/``bot_agreement`` with a second annotator when one ran; ``floors`` the
     issue's floors on each side scored (``user ...`` / ``bot ...``); ``user_valence_interval``
     the 95% interval of the pooled user valence Spearman, resampling whole seed scripts
@@ -121,8 +120,8 @@ class HalfScores(AnalysisModel):
 
 def score_half(gold: GoldSet, predictions: Predictions, split: Split | None,
                second: Predictions | None = None) -> HalfScores:
-    """Score ``predictions`` on the ``split`` half of ``gold`` (``None``: both halves;
-    ``heldout2`` to ``heldout5``: a held-out set of user turns only, so ``bot`` is
+    """Score ``predictions`` on the ``split`` half of ``gold`` (``None``: both halves; one of
+    :data:`~empath_gate.turns.gold.USER_ONLY_SPLITS`: a held-out set of user turns only, so ``bot`` is
     ``None`` and only the user floors are checked). The majority baseline is the tune half's
     most frequent label, pooled for the pooled scores and per locale for each locale's.
     ValueError when the half

@@ -4,8 +4,10 @@ its rule into two halves that each hold every label and strategy."""
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
@@ -13,13 +15,16 @@ from empath_gate.instrument.cues import is_voice_seed
 from empath_gate.instrument.loader import load_instrument
 from empath_gate.instrument.seed_models import Seed
 from empath_gate.turns.gold import (
-    FIFTH_SCRIPT_PREFIX,
-    FOURTH_SCRIPT_PREFIX,
-    THIRD_SCRIPT_PREFIX,
+    FRESH_USER_FILE,
+    SPLITS,
+    USER_ONLY_SPLITS,
     WRITTEN_SCRIPT_PREFIXES,
+    WRITTEN_SETS,
     GoldError,
     GoldSet,
     GoldUserTurn,
+    Split,
+    WrittenSet,
     bot_dialogue,
     deal_halves,
     expected_splits,
@@ -222,7 +227,7 @@ def test_heldout2_labels_every_user_turn_of_40_new_seed_scripts_per_locale(
         gold: GoldSet, seeds: dict[str, Seed]) -> None:
     by_seed: dict[str, list[str]] = {}
     locales: dict[str, str] = {}
-    for t in gold.fresh:
+    for t in gold.user_in("heldout2"):
         assert t.split == "heldout2", t.id
         by_seed.setdefault(t.seed, []).append(t.text)
         locales[t.seed] = t.locale
@@ -242,7 +247,7 @@ def test_heldout2_labels_every_user_turn_of_40_new_seed_scripts_per_locale(
     instrument = [seeds[s] for s in by_seed if s not in written]
     assert any(is_voice_seed(s.tags) for s in instrument) and any(s.multi_party for s in instrument)
     for loc in LOCALES:
-        assert {t.label for t in gold.fresh if t.locale == loc} == set(USER_LABELS), loc
+        assert {t.label for t in gold.user_in("heldout2") if t.locale == loc} == set(USER_LABELS), loc
 
 
 def _off_guide(items: tuple[GoldUserTurn, ...]) -> list[str]:
@@ -257,17 +262,18 @@ def _off_guide(items: tuple[GoldUserTurn, ...]) -> list[str]:
 
 
 def test_heldout2_values_follow_the_guide(gold: GoldSet) -> None:
-    assert _off_guide(gold.fresh) == []
-    assert gold.user_in("heldout2") == gold.fresh and not gold.bot_in("heldout2")
-    assert not set(gold.user_in(None)) & set(gold.fresh)
+    fresh = gold.user_in("heldout2")
+    assert len(fresh) == 914 and _off_guide(fresh) == []
+    assert fresh == gold.held_out["heldout2"] and not gold.bot_in("heldout2")
+    assert not set(gold.user_in(None)) & set(fresh)
 
 
 def test_heldout2_file_is_optional_and_checked(tmp_path: Path) -> None:
     folder = _write(tmp_path, [_u("s-a", 0)], [_b(1)])
-    assert load_gold(folder).fresh == ()
+    assert load_gold(folder).user_in("heldout2") == ()
     fresh = folder / "user-heldout2.jsonl"
     fresh.write_text(json.dumps(_u("s-b", 0, split="heldout2")) + "\n", encoding="utf-8")
-    assert [t.seed for t in load_gold(folder).fresh] == ["s-b"]
+    assert [t.seed for t in load_gold(folder).user_in("heldout2")] == ["s-b"]
     fresh.write_text(json.dumps(_u("s-b", 0, split="heldout2")) + "\n" + json.dumps(_u("s-c", 0)) + "\n",
                      encoding="utf-8")
     with pytest.raises(GoldError, match=r"user-heldout2\.jsonl:2: split: 'tune' is not allowed"):
@@ -281,238 +287,140 @@ def test_heldout2_file_is_optional_and_checked(tmp_path: Path) -> None:
         load_gold(folder)
 
 
-# ----------------------------------------------------------------------------- the third held-out set
+# ----------------------------------------------------------------------------- the written held-out sets
+
+LOCALE_TAGS = {"es-MX": "mx-", "en-US": "us-"}
+"""The part of a written script's seed after the set's prefix that names its locale."""
+SHIPPED_WRITTEN: dict[str, tuple[dict[str, tuple[int, int]], str, str]] = {
+    "heldout3": ({"es-MX": (173, 25), "en-US": (181, 25)}, "u:h3-us-overdraft-fees:0",
+                 "u:h3-mx-ex-plantada-vips:7"),
+    "heldout4": ({"es-MX": (174, 25), "en-US": (181, 25)}, "u:h4-us-trucker-missed-recital:0",
+                 "u:h4-mx-suegra-casa:6"),
+    "heldout5": ({"es-MX": (183, 25), "en-US": (176, 25)}, "u:h5-us-rent-short:0", "u:h5-mx-tesis-asesor:6"),
+}
+"""Each shipped written set: ``{locale: (user turns, scripts)}``, its first and last turn id
+(files in name order: en-US first)."""
+each_written = pytest.mark.parametrize("written", WRITTEN_SETS, ids=[w.split for w in WRITTEN_SETS])
 
 
-def _h3(folder: Path, locale: str, rows: list[dict[str, object]]) -> Path:
-    path = folder / f"user-heldout3-{locale}.jsonl"
+def _put(folder: Path, written: WrittenSet, locale: str, rows: list[dict[str, object]]) -> Path:
+    path = folder / written.file(locale)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
 
 
-def _t3(seed: str, turn: int, **kw: object) -> dict[str, object]:
-    locale = "es-MX" if seed.startswith("h3-mx-") else "en-US"
-    return _u(seed, turn, **{"locale": locale, "split": "heldout3", **kw})
+def _t(written: WrittenSet, script: str, turn: int, **kw: object) -> dict[str, object]:
+    """A row of ``written``: seed ``<prefix><script>``, locale es-MX when ``script`` starts ``mx-``."""
+    locale = "es-MX" if script.startswith("mx-") else "en-US"
+    return _u(written.prefix + script, turn, **{"locale": locale, "split": written.split, **kw})
 
 
-def test_heldout3_files_are_optional_and_loaded_per_locale(tmp_path: Path) -> None:
+def _before(folder: Path, written: WrittenSet, split: str | None = None) -> tuple[str, str, str]:
+    """Write one row of the set before ``written`` (heldout2 before the first written set) into
+    ``folder``, of ``split`` (default: that set's); return that set's split, the file and the seed."""
+    i = WRITTEN_SETS.index(written)
+    if i == 0:
+        before, name, row = "heldout2", FRESH_USER_FILE, _u("s-b", 0, split=split or "heldout2")
+    else:
+        prior = WRITTEN_SETS[i - 1]
+        before, name, row = prior.split, prior.file("es-MX"), _t(prior, "mx-a", 0, split=split or prior.split)
+    (folder / name).write_text(json.dumps(row) + "\n", encoding="utf-8")
+    return before, name, str(row["seed"])
+
+
+def test_the_written_sets_are_splits_with_their_own_prefixes() -> None:
+    assert get_args(Split) == (*SPLITS, *USER_ONLY_SPLITS)
+    for w in WRITTEN_SETS:
+        assert w.prefix == "h" + w.split.removeprefix("heldout") + "-"
+        assert w.files == f"user-{w.split}-*.jsonl"
+    with pytest.raises(ValueError, match="'tune' is not a user-only held-out set"):
+        GoldSet(user=(), bot=(), held_out={"tune": ()})
+
+
+@each_written
+def test_written_files_are_optional_and_loaded_per_locale(tmp_path: Path, written: WrittenSet) -> None:
     folder = _write(tmp_path, [_u("s-a", 0)], [_b(1)])
-    assert load_gold(folder).third == ()
-    _h3(folder, "es-MX", [_t3("h3-mx-a", 0), _t3("h3-mx-a", 1, label="hope", intensity=1, valence=0.4)])
-    _h3(folder, "en-US", [_t3("h3-us-a", 0)])
+    assert load_gold(folder).user_in(written.split) == ()
+    _put(folder, written, "es-MX", [_t(written, "mx-a", 0),
+                                    _t(written, "mx-a", 1, label="hope", intensity=1, valence=0.4)])
+    _put(folder, written, "en-US", [_t(written, "us-a", 0)])
+    before, _, seed = _before(folder, written)
     g = load_gold(folder)
-    assert [t.id for t in g.third] == ["u:h3-us-a:0", "u:h3-mx-a:0", "u:h3-mx-a:1"]  # files in name order
-    assert g.user_in("heldout3") == g.third and not g.bot_in("heldout3")
-    assert not set(g.user_in(None)) & set(g.third) and g.fresh == ()
-    assert all(t.seed.startswith(THIRD_SCRIPT_PREFIX) for t in g.third)
+    mine, p = g.user_in(written.split), written.prefix
+    assert [t.id for t in mine] == [f"u:{p}us-a:0", f"u:{p}mx-a:0", f"u:{p}mx-a:1"]  # files in name order
+    assert [t.seed for t in g.user_in(before)] == [seed]
+    assert mine == g.held_out[written.split] and not g.bot_in(written.split)
+    assert not set(g.user_in(None)) & set(mine) and not set(g.user_in(before)) & set(mine)
+    assert not [s for s in USER_ONLY_SPLITS if s not in (before, written.split) and g.user_in(s)]
+    assert all(t.seed.startswith(p) for t in mine)
 
 
-@pytest.mark.parametrize(("rows", "message"), [
-    ([_t3("h3-mx-a", 0), _t3("h3-mx-b", 0, split="tune")],
-     r"user-heldout3-es-MX\.jsonl:2: split: 'tune' is not allowed"),
-    ([_t3("h3-mx-a", 0, split="heldout2")],
-     r"user-heldout3-es-MX\.jsonl:1: split: 'heldout2' is not allowed"),
-    ([_t3("h3-mx-a", 0), _t3("s-a", 0, locale="es-MX")],
-     r"user-heldout3-es-MX\.jsonl:2: seed 's-a' is also in user\.jsonl"),
-    ([_t3("h3-mx-a", 0), _t3("s-b", 0, locale="es-MX")],
-     r"user-heldout3-es-MX\.jsonl:2: seed 's-b' is also in user-heldout2\.jsonl"),
-    ([_t3("h3-mx-a", 0), _t3("h3-us-a", 0)],
-     r"user-heldout3-es-MX\.jsonl:2: locale 'en-US' in a file named for"),
-    ([_t3("h3-mx-a", 0, valence=-2)], r"user-heldout3-es-MX\.jsonl:1: valence"),
-    ([_t3("h3-mx-a", 0), _t3("h3-mx-a", 2)],
-     r"user-heldout3-es-MX\.jsonl: seed 'h3-mx-a': turns must be 0\.\.1"),
-])
-def test_heldout3_errors_name_the_file_and_line(tmp_path: Path, rows: list[dict[str, object]],
-                                                message: str) -> None:
+@each_written
+@pytest.mark.parametrize("case", ["tune", "earlier split", "seed of the halves", "seed of the set before",
+                                  "locale", "valence", "gap"])
+def test_written_set_errors_name_the_file_and_line(tmp_path: Path, written: WrittenSet, case: str) -> None:
     folder = _write(tmp_path, [_u("s-a", 0)], [_b(1)])
-    (folder / "user-heldout2.jsonl").write_text(json.dumps(_u("s-b", 0, split="heldout2")) + "\n",
-                                                encoding="utf-8")
-    _h3(folder, "es-MX", rows)
+    before, before_file, before_seed = _before(folder, written)
+    f, a = re.escape(written.file("es-MX")), _t(written, "mx-a", 0)
+    rows, message = {
+        "tune": ([a, _t(written, "mx-b", 0, split="tune")], rf"{f}:2: split: 'tune' is not allowed"),
+        "earlier split": ([_t(written, "mx-a", 0, split=before)],
+                          rf"{f}:1: split: '{before}' is not allowed"),
+        "seed of the halves": ([a, _u("s-a", 0, locale="es-MX", split=written.split)],
+                               rf"{f}:2: seed 's-a' is also in user\.jsonl"),
+        "seed of the set before": ([a, _u(before_seed, 0, locale="es-MX", split=written.split)],
+                                   rf"{f}:2: seed '{before_seed}' is also in {re.escape(before_file)}"),
+        "locale": ([a, _t(written, "us-a", 0)], rf"{f}:2: locale 'en-US' in a file named for"),
+        "valence": ([_t(written, "mx-a", 0, valence=-2)], rf"{f}:1: valence"),
+        "gap": ([a, _t(written, "mx-a", 2)], rf"{f}: seed '{written.prefix}mx-a': turns must be 0\.\.1"),
+    }[case]
+    _put(folder, written, "es-MX", rows)
     with pytest.raises(GoldError, match=message):
         load_gold(folder)
 
 
-def test_heldout3_split_is_allowed_only_in_its_files_and_a_seed_in_one_file_only(tmp_path: Path) -> None:
-    folder = _write(tmp_path, [_u("s-a", 0, split="heldout3")], [_b(1)])
-    with pytest.raises(GoldError, match=r"user\.jsonl:1: split: 'heldout3' is not allowed"):
+@each_written
+def test_a_written_split_is_allowed_only_in_its_files_and_a_seed_in_one_file_only(
+        tmp_path: Path, written: WrittenSet) -> None:
+    folder = _write(tmp_path, [_u("s-a", 0, split=written.split)], [_b(1)])
+    with pytest.raises(GoldError, match=rf"user\.jsonl:1: split: '{written.split}' is not allowed"):
         load_gold(folder)
     _write(tmp_path, [_u("s-a", 0)], [_b(1)])
-    (folder / "user-heldout2.jsonl").write_text(json.dumps(_u("s-b", 0, split="heldout3")) + "\n",
-                                                encoding="utf-8")
-    with pytest.raises(GoldError, match=r"user-heldout2\.jsonl:1: split: 'heldout3' is not allowed"):
+    _, before_file, _ = _before(folder, written, split=written.split)
+    with pytest.raises(GoldError,
+                       match=rf"{re.escape(before_file)}:1: split: '{written.split}' is not allowed"):
         load_gold(folder)
-    (folder / "user-heldout2.jsonl").unlink()
-    _h3(folder, "en-US", [_t3("h3-us-a", 0)])
-    _h3(folder, "es-MX", [_t3("h3-us-a", 0, locale="es-MX")])
-    with pytest.raises(GoldError, match=r"user-heldout3-es-MX\.jsonl:1: seed 'h3-us-a' is also in "
-                                        r"user-heldout3-en-US\.jsonl"):
+    (folder / before_file).unlink()
+    _put(folder, written, "en-US", [_t(written, "us-a", 0)])
+    _put(folder, written, "es-MX", [_t(written, "us-a", 0, locale="es-MX")])
+    with pytest.raises(GoldError, match=rf"{re.escape(written.file('es-MX'))}:1: seed '{written.prefix}us-a' "
+                                        rf"is also in {re.escape(written.file('en-US'))}"):
         load_gold(folder)
 
 
 def test_the_guide_check_catches_off_guide_values(tmp_path: Path) -> None:
     folder = _write(tmp_path, [_u("s-a", 0)], [_b(1)])
-    _h3(folder, "en-US", [_t3("h3-us-a", 0, label="hopelessness", intensity=2, valence=-0.2),
-                          _t3("h3-us-a", 1, valence=0.5), _t3("h3-us-a", 2, label="hope", intensity=0,
-                                                              valence=0.3),
-                          _t3("h3-us-a", 3, label="relief_calm", intensity=1, valence=0.2)])
-    assert _off_guide(load_gold(folder).third) == ["u:h3-us-a:0", "u:h3-us-a:1", "u:h3-us-a:2"]
+    w = WRITTEN_SETS[0]
+    _put(folder, w, "en-US", [_t(w, "us-a", 0, label="hopelessness", intensity=2, valence=-0.2),
+                              _t(w, "us-a", 1, valence=0.5),
+                              _t(w, "us-a", 2, label="hope", intensity=0, valence=0.3),
+                              _t(w, "us-a", 3, label="relief_calm", intensity=1, valence=0.2)])
+    p = w.prefix
+    assert _off_guide(load_gold(folder).user_in(w.split)) == [f"u:{p}us-a:0", f"u:{p}us-a:1", f"u:{p}us-a:2"]
 
 
-def test_heldout3_scripts_are_written_for_it_and_follow_the_guide(
-        gold: GoldSet, seeds: dict[str, Seed]) -> None:
-    if not gold.third:
-        pytest.skip("the gold has no user-heldout3-*.jsonl file yet")
-    prefix = {"es-MX": "h3-mx-", "en-US": "h3-us-"}
-    for t in gold.third:
-        assert t.split == "heldout3" and t.seed.startswith(prefix[t.locale]), t.id
-        assert t.seed not in seeds, f"{t.seed}: a heldout3 script is not a seed of the instrument"
-    assert {t.locale for t in gold.third} == set(LOCALES)
-    assert not {t.seed for t in gold.third} & {t.seed for t in (*gold.user, *gold.fresh)}
-    assert _off_guide(gold.third) == []
-
-
-# ----------------------------------------------------------------------------- the fourth held-out set
-
-
-def _h4(folder: Path, locale: str, rows: list[dict[str, object]]) -> Path:
-    path = folder / f"user-heldout4-{locale}.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def _t4(seed: str, turn: int, **kw: object) -> dict[str, object]:
-    locale = "es-MX" if seed.startswith("h4-mx-") else "en-US"
-    return _u(seed, turn, **{"locale": locale, "split": "heldout4", **kw})
-
-
-def test_heldout4_files_are_optional_and_loaded_per_locale(tmp_path: Path) -> None:
-    folder = _write(tmp_path, [_u("s-a", 0)], [_b(1)])
-    assert load_gold(folder).fourth == ()
-    _h4(folder, "es-MX", [_t4("h4-mx-a", 0), _t4("h4-mx-a", 1, label="hope", intensity=1, valence=0.4)])
-    _h4(folder, "en-US", [_t4("h4-us-a", 0)])
-    _h3(folder, "en-US", [_t3("h3-us-a", 0)])
-    g = load_gold(folder)
-    assert [t.id for t in g.fourth] == ["u:h4-us-a:0", "u:h4-mx-a:0", "u:h4-mx-a:1"]  # files in name order
-    assert [t.id for t in g.third] == ["u:h3-us-a:0"]
-    assert g.user_in("heldout4") == g.fourth and not g.bot_in("heldout4")
-    assert not set(g.user_in(None)) & set(g.fourth) and not set(g.third) & set(g.fourth)
-    assert all(t.seed.startswith(FOURTH_SCRIPT_PREFIX) for t in g.fourth)
-
-
-@pytest.mark.parametrize(("rows", "message"), [
-    ([_t4("h4-mx-a", 0), _t4("h4-mx-b", 0, split="tune")],
-     r"user-heldout4-es-MX\.jsonl:2: split: 'tune' is not allowed"),
-    ([_t4("h4-mx-a", 0, split="heldout3")],
-     r"user-heldout4-es-MX\.jsonl:1: split: 'heldout3' is not allowed"),
-    ([_t4("h4-mx-a", 0), _t4("s-a", 0, locale="es-MX")],
-     r"user-heldout4-es-MX\.jsonl:2: seed 's-a' is also in user\.jsonl"),
-    ([_t4("h4-mx-a", 0), _t4("h3-mx-a", 0)],
-     r"user-heldout4-es-MX\.jsonl:2: seed 'h3-mx-a' is also in user-heldout3-es-MX\.jsonl"),
-    ([_t4("h4-mx-a", 0), _t4("h4-us-a", 0)],
-     r"user-heldout4-es-MX\.jsonl:2: locale 'en-US' in a file named for"),
-    ([_t4("h4-mx-a", 0, valence=-2)], r"user-heldout4-es-MX\.jsonl:1: valence"),
-    ([_t4("h4-mx-a", 0), _t4("h4-mx-a", 2)],
-     r"user-heldout4-es-MX\.jsonl: seed 'h4-mx-a': turns must be 0\.\.1"),
-])
-def test_heldout4_errors_name_the_file_and_line(tmp_path: Path, rows: list[dict[str, object]],
-                                                 message: str) -> None:
-    folder = _write(tmp_path, [_u("s-a", 0)], [_b(1)])
-    _h3(folder, "es-MX", [_t3("h3-mx-a", 0)])
-    _h4(folder, "es-MX", rows)
-    with pytest.raises(GoldError, match=message):
-        load_gold(folder)
-
-
-def test_heldout4_split_is_allowed_only_in_its_files(tmp_path: Path) -> None:
-    folder = _write(tmp_path, [_u("s-a", 0, split="heldout4")], [_b(1)])
-    with pytest.raises(GoldError, match=r"user\.jsonl:1: split: 'heldout4' is not allowed"):
-        load_gold(folder)
-    folder = _write(tmp_path, [_u("s-a", 0)], [_b(1)])
-    _h3(folder, "es-MX", [_t3("h3-mx-a", 0, split="heldout4")])
-    with pytest.raises(GoldError, match=r"user-heldout3-es-MX\.jsonl:1: split: 'heldout4' is not allowed"):
-        load_gold(folder)
-
-
-def test_heldout4_scripts_are_written_for_it_and_follow_the_guide(
-        gold: GoldSet, seeds: dict[str, Seed]) -> None:
-    if not gold.fourth:
-        pytest.skip("the gold has no user-heldout4-*.jsonl file yet (being written blind)")
-    prefix = {"es-MX": "h4-mx-", "en-US": "h4-us-"}
-    for t in gold.fourth:
-        assert t.split == "heldout4" and t.seed.startswith(prefix[t.locale]), t.id
-        assert t.seed not in seeds, f"{t.seed}: a heldout4 script is not a seed of the instrument"
-    assert {t.locale for t in gold.fourth} == set(LOCALES)
-    assert not {t.seed for t in gold.fourth} & {t.seed for t in (*gold.user, *gold.fresh, *gold.third)}
-    assert _off_guide(gold.fourth) == []
-
-
-# ----------------------------------------------------------------------------- the fifth held-out set
-
-
-def _h5(folder: Path, locale: str, rows: list[dict[str, object]]) -> Path:
-    path = folder / f"user-heldout5-{locale}.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def _t5(seed: str, turn: int, **kw: object) -> dict[str, object]:
-    locale = "es-MX" if seed.startswith("h5-mx-") else "en-US"
-    return _u(seed, turn, **{"locale": locale, "split": "heldout5", **kw})
-
-
-def test_heldout5_files_are_optional_and_loaded_per_locale(tmp_path: Path) -> None:
-    folder = _write(tmp_path, [_u("s-a", 0)], [_b(1)])
-    assert load_gold(folder).fifth == ()
-    _h5(folder, "es-MX", [_t5("h5-mx-a", 0), _t5("h5-mx-a", 1, label="hope", intensity=1, valence=0.4)])
-    _h5(folder, "en-US", [_t5("h5-us-a", 0)])
-    _h4(folder, "en-US", [_t4("h4-us-a", 0)])
-    g = load_gold(folder)
-    assert [t.id for t in g.fifth] == ["u:h5-us-a:0", "u:h5-mx-a:0", "u:h5-mx-a:1"]  # files in name order
-    assert [t.id for t in g.fourth] == ["u:h4-us-a:0"]
-    assert g.user_in("heldout5") == g.fifth and not g.bot_in("heldout5")
-    assert not set(g.user_in(None)) & set(g.fifth) and not set(g.fourth) & set(g.fifth)
-    assert all(t.seed.startswith(FIFTH_SCRIPT_PREFIX) for t in g.fifth)
-
-
-@pytest.mark.parametrize(("rows", "message"), [
-    ([_t5("h5-mx-a", 0), _t5("h5-mx-b", 0, split="tune")],
-     r"user-heldout5-es-MX\.jsonl:2: split: 'tune' is not allowed"),
-    ([_t5("h5-mx-a", 0, split="heldout4")],
-     r"user-heldout5-es-MX\.jsonl:1: split: 'heldout4' is not allowed"),
-    ([_t5("h5-mx-a", 0), _t5("h4-mx-a", 0)],
-     r"user-heldout5-es-MX\.jsonl:2: seed 'h4-mx-a' is also in user-heldout4-es-MX\.jsonl"),
-    ([_t5("h5-mx-a", 0), _t5("h5-us-a", 0)],
-     r"user-heldout5-es-MX\.jsonl:2: locale 'en-US' in a file named for"),
-    ([_t5("h5-mx-a", 0, valence=2)], r"user-heldout5-es-MX\.jsonl:1: valence"),
-])
-def test_heldout5_errors_name_the_file_and_line(tmp_path: Path, rows: list[dict[str, object]],
-                                                 message: str) -> None:
-    folder = _write(tmp_path, [_u("s-a", 0)], [_b(1)])
-    _h4(folder, "es-MX", [_t4("h4-mx-a", 0)])
-    _h5(folder, "es-MX", rows)
-    with pytest.raises(GoldError, match=message):
-        load_gold(folder)
-
-
-def test_heldout5_split_is_allowed_only_in_its_files(tmp_path: Path) -> None:
-    folder = _write(tmp_path, [_u("s-a", 0, split="heldout5")], [_b(1)])
-    with pytest.raises(GoldError, match=r"user\.jsonl:1: split: 'heldout5' is not allowed"):
-        load_gold(folder)
-    folder = _write(tmp_path, [_u("s-a", 0)], [_b(1)])
-    _h4(folder, "es-MX", [_t4("h4-mx-a", 0, split="heldout5")])
-    with pytest.raises(GoldError, match=r"user-heldout4-es-MX\.jsonl:1: split: 'heldout5' is not allowed"):
-        load_gold(folder)
-
-
-def test_heldout5_scripts_are_written_for_it_and_follow_the_guide(
-        gold: GoldSet, seeds: dict[str, Seed]) -> None:
-    if not gold.fifth:
-        pytest.skip("the gold has no user-heldout5-*.jsonl file yet (being written blind)")
-    prefix = {"es-MX": "h5-mx-", "en-US": "h5-us-"}
-    for t in gold.fifth:
-        assert t.split == "heldout5" and t.seed.startswith(prefix[t.locale]), t.id
-        assert t.seed not in seeds, f"{t.seed}: a heldout5 script is not a seed of the instrument"
-    assert {t.locale for t in gold.fifth} == set(LOCALES)
-    assert not {t.seed for t in gold.fifth} & {t.seed for t in (*gold.user, *gold.fresh, *gold.third,
-                                                                  *gold.fourth)}
-    assert _off_guide(gold.fifth) == []
+@each_written
+def test_written_scripts_are_written_for_the_set_and_follow_the_guide(
+        gold: GoldSet, seeds: dict[str, Seed], written: WrittenSet) -> None:
+    mine = gold.user_in(written.split)
+    sizes, first, last = SHIPPED_WRITTEN[written.split]
+    assert {loc: (sum(t.locale == loc for t in mine), len({t.seed for t in mine if t.locale == loc}))
+            for loc in LOCALES} == sizes
+    assert (mine[0].id, mine[-1].id) == (first, last)
+    for t in mine:
+        assert t.split == written.split and t.seed.startswith(written.prefix + LOCALE_TAGS[t.locale]), t.id
+        assert t.seed not in seeds, f"{t.seed}: a {written.split} script is not a seed of the instrument"
+    earlier = (*gold.user, *(t for s in USER_ONLY_SPLITS[:USER_ONLY_SPLITS.index(written.split)]
+                             for t in gold.user_in(s)))
+    assert not {t.seed for t in mine} & {t.seed for t in earlier}
+    assert _off_guide(mine) == []

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from empath_gate.turns.gold import GoldSet, load_gold
+from empath_gate.turns.gold import USER_ONLY_SPLITS, WRITTEN_SETS, GoldSet, WrittenSet, load_gold
 from empath_gate.turns.gold_eval import annotate_gold, render_half, score_half
 from empath_gate.turns.model import Annotation, AnnotatorFailure, Dialogue, TurnLabel, TurnLabels
 
@@ -28,7 +28,7 @@ def gold() -> GoldSet:
 
 def _oracle(gold: GoldSet) -> Any:
     """A stub that returns the gold itself (user turns by seed and index, bot replies by id)."""
-    user = {(t.seed, t.turn): t for t in (*gold.user, *gold.fresh, *gold.third, *gold.fourth, *gold.fifth)}
+    user = {(t.seed, t.turn): t for t in gold.all_user_turns()}
     bot = {r.id: r for r in gold.bot}
     seen: list[Dialogue] = []
 
@@ -65,11 +65,10 @@ def _constant(dialogue: Dialogue) -> Annotation:
 def test_the_annotator_sees_whole_scripts_and_two_turn_replies(gold: GoldSet) -> None:
     oracle = _oracle(gold)
     preds = annotate_gold(gold, oracle)
-    user = (*gold.user, *gold.fresh, *gold.third, *gold.fourth, *gold.fifth)  # halves and held-out sets
+    user = gold.all_user_turns()  # halves and held-out sets
     seeds = {t.seed for t in user}
-    assert gold.fresh and len(seeds) == sum(len({t.seed for t in part})
-                                            for part in (gold.user, gold.fresh, gold.third, gold.fourth,
-                                                         gold.fifth))
+    parts = (gold.user, *(gold.user_in(split) for split in USER_ONLY_SPLITS))
+    assert all(parts) and len(seeds) == sum(len({t.seed for t in part}) for part in parts)
     assert preds.dialogues == len(seeds) + len(gold.bot) == len(oracle.seen)
     scripts = [d for d in oracle.seen if d.conversation_id in seeds]
     assert sum(len(d.turns) for d in scripts) == len(user)
@@ -212,7 +211,8 @@ def test_the_second_held_out_set_is_scored_on_user_turns_only(gold: GoldSet) -> 
     preds = annotate_gold(gold, _oracle(gold))
     half = score_half(gold, preds, "heldout2")
     assert half.split == "heldout2" and half.bot is None and half.bot_agreement is None
-    assert half.user.labels.n == len(gold.fresh) and half.user.valence.spearman == pytest.approx(1.0)
+    assert half.user.labels.n == len(gold.user_in("heldout2"))
+    assert half.user.valence.spearman == pytest.approx(1.0)
     assert [f.name.split()[0] for f in half.floors] == ["user", "user"] and all(f.met for f in half.floors)
     assert all(b is None for _, b in half.by_locale.values()) and set(half.by_locale) == {"es-MX", "en-US"}
     assert "bot replies: none in this set" in render_half(half, "heldout2")
@@ -227,7 +227,7 @@ def test_bench_prints_heldout2_and_gates_on_it(
     assert bench.main([]) == 0
     out = capsys.readouterr().out
     assert out.index("== held-out half") < out.index("== heldout2, the second") < out.index("== tune half")
-    assert f"heldout2: {len(gold.fresh)} user turns" in out
+    assert f"heldout2: {len(gold.user_in('heldout2'))} user turns" in out
     _offline(monkeypatch, _constant)
     assert bench.main(["--split", "heldout2"]) == 1
     out = capsys.readouterr().out
@@ -239,136 +239,90 @@ def test_bench_splits_heldout2_by_source(
     _offline(monkeypatch, _oracle(gold))
     assert _bench().main(["--split", "heldout2"]) == 0
     out = capsys.readouterr().out
-    seeds = {t.seed for t in gold.fresh}
+    seeds = {t.seed for t in gold.user_in("heldout2")}
     new = {s for s in seeds if s.startswith("new-")}
     assert f"instrument seed scripts ({len(seeds - new)} scripts" in out
     assert f"scripts written for the gold ({len(new)} scripts" in out
     assert out.count("pooled Spearman 1.000") == 2
 
 
-# ----------------------------------------------------------------------------- the third held-out set
+# ----------------------------------------------------------------------------- the written held-out sets
 
 
-def _with_heldout3(tmp_path: Path, n: int = 3) -> Path:
-    """A gold folder: the real halves plus two small ``user-heldout<n>-*`` files (no heldout2;
-    ``n`` 3, 4 or 5, the seeds then ``h<n>-...``)."""
+def _with_written(folder: Path, written: WrittenSet) -> Path:
+    """A gold folder: the real halves plus two small files of ``written`` (no heldout2): two
+    scripts per locale, six turns in all, seeds ``<prefix>mx-a`` and so on."""
     import shutil
 
+    folder.mkdir(parents=True, exist_ok=True)
     for name in ("user.jsonl", "bot.jsonl"):
-        if not (tmp_path / name).exists():
-            shutil.copy(GOLD_DIR / name, tmp_path / name)
-    rows = {"es-MX": [("h3-mx-a", "ya no puedo más", "hopelessness", 3, -0.9),
-                      ("h3-mx-a", "gracias, ya me siento mejor", "relief_calm", 1, 0.3),
-                      ("h3-mx-b", "hola", "neutral", 0, 0.0)],
-            "en-US": [("h3-us-a", "I'm scared", "fear_anxiety", 2, -0.6),
-                      ("h3-us-a", "ok, I'll call tomorrow", "hope", 1, 0.4),
-                      ("h3-us-b", "my dog died", "sadness_grief", 2, -0.7)]}
+        if not (folder / name).exists():
+            shutil.copy(GOLD_DIR / name, folder / name)
+    rows = {"es-MX": [("mx-a", "ya no puedo más", "hopelessness", 3, -0.9),
+                      ("mx-a", "gracias, ya me siento mejor", "relief_calm", 1, 0.3),
+                      ("mx-b", "hola", "neutral", 0, 0.0)],
+            "en-US": [("us-a", "I'm scared", "fear_anxiety", 2, -0.6),
+                      ("us-a", "ok, I'll call tomorrow", "hope", 1, 0.4),
+                      ("us-b", "my dog died", "sadness_grief", 2, -0.7)]}
     for locale, items in rows.items():
         turns: dict[str, int] = {}
         lines = []
-        for seed3, text, label, intensity, valence in items:
-            seed = seed3.replace("h3-", f"h{n}-")
+        for script, text, label, intensity, valence in items:
+            seed = written.prefix + script
             k = turns[seed] = turns.get(seed, -1) + 1
             lines.append(json.dumps({"id": f"u:{seed}:{k}", "locale": locale, "seed": seed, "turn": k,
                                      "text": text, "label": label, "intensity": intensity,
-                                     "valence": valence, "split": f"heldout{n}"}))
-        (tmp_path / f"user-heldout{n}-{locale}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return tmp_path
+                                     "valence": valence, "split": written.split}))
+        (folder / written.file(locale)).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
 
 
-def _oracle3(gold: GoldSet) -> Any:
-    """The oracle stub over the gold's halves and its third held-out set."""
-    return _oracle(gold.model_copy(update={"fresh": gold.third}))
-
-
-def test_bench_prints_heldout3_pooled_and_per_locale_and_gates_on_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = _with_heldout3(tmp_path)
+@pytest.mark.parametrize("k", range(len(WRITTEN_SETS)), ids=[w.split for w in WRITTEN_SETS])
+def test_bench_prints_each_written_set_after_the_ones_before_and_gates_on_it(
+        k: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    written, present = WRITTEN_SETS[k], WRITTEN_SETS[:k + 1]
+    folder = tmp_path / "gold"
+    for w in present:
+        _with_written(folder, w)
     gold = load_gold(folder)
-    assert len(gold.third) == 6 and gold.fresh == ()
-    _offline(monkeypatch, _oracle3(gold))
+    assert {w.split: len(gold.user_in(w.split)) for w in WRITTEN_SETS} == {
+        w.split: 6 if w in present else 0 for w in WRITTEN_SETS}
+    assert gold.user_in("heldout2") == ()
+    _offline(monkeypatch, _oracle(gold))
     bench = _bench()
     assert bench.main(["--gold", str(folder)]) == 0
     out = capsys.readouterr().out
-    assert out.index("== held-out half") < out.index("== heldout3, the third") < out.index("== tune half")
-    assert "== heldout2" not in out and "heldout3: 6 user turns of 4 scripts" in out
-    block = out[out.index("== heldout3"):out.index("== tune half")]
+    heads = [out.index(h) for h in ("== held-out half", *(f"== {w.split}, {w.name} (" for w in present),
+                                     "== tune half")]
+    assert heads == sorted(heads)
+    assert "== heldout2" not in out and f"{written.split}: 6 user turns of 4 scripts" in out
+    block = out[out.index(f"== {written.split}"):out.index("== tune half")]
     assert "es-MX: user macro-F1" in block and "en-US: user macro-F1" in block
     assert "bot replies: none in this set" in block
     _offline(monkeypatch, _constant)
-    assert bench.main(["--gold", str(folder), "--split", "heldout3"]) == 1
+    assert bench.main(["--gold", str(folder), "--split", written.split]) == 1
     out = capsys.readouterr().out
     assert "not met" in out and "== tune half" not in out and "== held-out half" not in out
-    assert bench.main(["--gold", str(folder), "--split", "heldout2"]) == 2
-    assert "has no heldout2 set" in capsys.readouterr().err
-
-
-def test_bench_prints_heldout4_after_heldout3_and_gates_on_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = _with_heldout3(_with_heldout3(tmp_path), 4)
-    gold = load_gold(folder)
-    assert len(gold.third) == 6 and len(gold.fourth) == 6
-    _offline(monkeypatch, _oracle(gold.model_copy(update={"fresh": (*gold.third, *gold.fourth)})))
-    bench = _bench()
-    assert bench.main(["--gold", str(folder)]) == 0
-    out = capsys.readouterr().out
-    assert (out.index("== held-out half") < out.index("== heldout3, the third")
-            < out.index("== heldout4, the fourth") < out.index("== tune half"))
-    assert "heldout4: 6 user turns of 4 scripts" in out
-    block = out[out.index("== heldout4"):out.index("== tune half")]
-    assert "es-MX: user macro-F1" in block and "en-US: user macro-F1" in block
-    assert "bot replies: none in this set" in block
-    _offline(monkeypatch, _constant)
-    assert bench.main(["--gold", str(folder), "--split", "heldout4"]) == 1
-    out = capsys.readouterr().out
-    assert "not met" in out and "== heldout3" not in out and "== tune half" not in out
-
-
-def test_bench_prints_heldout5_after_heldout4_and_gates_on_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = _with_heldout3(_with_heldout3(_with_heldout3(tmp_path), 4), 5)
-    gold = load_gold(folder)
-    assert len(gold.fourth) == 6 and len(gold.fifth) == 6
-    written = (*gold.third, *gold.fourth, *gold.fifth)
-    _offline(monkeypatch, _oracle(gold.model_copy(update={"fresh": written})))
-    bench = _bench()
-    assert bench.main(["--gold", str(folder)]) == 0
-    out = capsys.readouterr().out
-    assert (out.index("== heldout3, the third") < out.index("== heldout4, the fourth")
-            < out.index("== heldout5, the fifth") < out.index("== tune half"))
-    assert "heldout5: 6 user turns of 4 scripts" in out
-    block = out[out.index("== heldout5"):out.index("== tune half")]
-    assert "es-MX: user macro-F1" in block and "en-US: user macro-F1" in block
-    _offline(monkeypatch, _constant)
-    assert bench.main(["--gold", str(folder), "--split", "heldout5"]) == 1
-    out = capsys.readouterr().out
-    assert "not met" in out and "== heldout4" not in out and "== tune half" not in out
-    (tmp_path / "four").mkdir()
-    assert bench.main(["--gold", str(_with_heldout3(tmp_path / "four", 4)), "--split", "heldout5"]) == 2
-    assert "has no heldout5 set" in capsys.readouterr().err
-
-
-def test_bench_without_heldout4_says_so(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = _with_heldout3(tmp_path)
-    _offline(monkeypatch, _constant)
-    assert _bench().main(["--gold", str(folder), "--split", "heldout4"]) == 2
-    assert "has no heldout4 set" in capsys.readouterr().err
+    assert not [w.split for w in WRITTEN_SETS if w != written and f"== {w.split}" in out]
+    lacking = WRITTEN_SETS[k + 1].split if k + 1 < len(WRITTEN_SETS) else "heldout2"
+    assert bench.main(["--gold", str(folder), "--split", lacking]) == 2
+    assert f"has no {lacking} set" in capsys.readouterr().err
 
 
 def test_bench_labels_only_the_sets_it_prints(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = _with_heldout3(tmp_path)
+    written = WRITTEN_SETS[0]
+    folder = _with_written(tmp_path, written)
     gold = load_gold(folder)
-    stub = _oracle3(gold)
+    stub = _oracle(gold)
     _offline(monkeypatch, stub)
     assert _bench().main(["--gold", str(folder), "--split", "tune"]) == 0
     seen = {d.conversation_id for d in stub.seen}
     tune = {t.seed for t in gold.user_in("tune")} | {r.id for r in gold.bot_in("tune")}
-    assert seen == tune  # no held-out seed, reply or heldout3 script was labelled
+    assert seen == tune  # no held-out seed, reply or written script was labelled
     stub.seen.clear()
-    assert _bench().main(["--gold", str(folder), "--split", "heldout3"]) == 0
-    assert {d.conversation_id for d in stub.seen} == {t.seed for t in gold.third}
+    assert _bench().main(["--gold", str(folder), "--split", written.split]) == 0
+    assert {d.conversation_id for d in stub.seen} == {t.seed for t in gold.user_in(written.split)}
     capsys.readouterr()
 
 
@@ -377,5 +331,4 @@ def test_annotate_gold_limits_itself_to_the_sets_asked(gold: GoldSet) -> None:
     preds = annotate_gold(gold, stub, {"held-out"})
     want = {t.id for t in gold.user_in("held-out")} | {r.id for r in gold.bot_in("held-out")}
     assert set(preds.labels) == want
-    assert len(annotate_gold(gold, stub).labels) == (len(gold.user) + len(gold.fresh) + len(gold.third)
-                                                     + len(gold.fourth) + len(gold.fifth) + len(gold.bot))
+    assert len(annotate_gold(gold, stub).labels) == len(gold.all_user_turns()) + len(gold.bot)
