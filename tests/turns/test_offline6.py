@@ -5,24 +5,15 @@ present risk."""
 from __future__ import annotations
 
 import pytest
+from dialogues import user_labels
 
 from empath_gate.turns.contrast import AFTER, BEFORE, contrast_weights
 from empath_gate.turns.lexmatch import tokens
-from empath_gate.turns.model import Dialogue, DialogueTurn, TurnLabel, TurnLabels
-from empath_gate.turns.offline import RISK_VALENCE, annotate
+from empath_gate.turns.offline import RISK_VALENCE
 from empath_gate.turns.user_cues import closed_past, turn_kind
 from empath_gate.turns.valence_en import rated_valence
 
 pytestmark = pytest.mark.usefixtures("offline_rules")  # the rules' valences, without the fitted table
-
-
-def _user(locale: str, *texts: str) -> list[TurnLabel]:
-    turns = []
-    for t in texts:
-        turns += [DialogueTurn(role="user", text=t), DialogueTurn(role="assistant", text="ok")]
-    out = annotate(Dialogue(conversation_id="c", locale=locale, turns=tuple(turns)))
-    assert isinstance(out, TurnLabels) and "offline-7/" in out.version
-    return [lab for lab in out.labels if lab.role == "user"]
 
 
 # ----------------------------------------------------------------------------- contrast
@@ -50,7 +41,7 @@ def test_rated_valence_applies_the_weights() -> None:
     ("es-MX", "fue horrible pero ya pasó y estoy contenta", "fue horrible y ya pasó y estoy contenta"),
 ])
 def test_the_clause_after_the_contrast_carries_the_turn(locale: str, turned: str, plain: str) -> None:
-    assert _user(locale, turned)[0].valence > _user(locale, plain)[0].valence
+    assert user_labels(locale, turned)[0].valence > user_labels(locale, plain)[0].valence
 
 
 # ----------------------------------------------------------------------------- a plan to tell
@@ -91,8 +82,8 @@ def test_a_past_attempt_told_as_background_is_not_capped_but_a_present_one_is(lo
         "es-MX": ("a los veinte años intenté quitarme la vida. Ya tengo muchos años bien.",
                   "me quiero matar"),
     }[locale]
-    assert _user(locale, present)[0].valence <= RISK_VALENCE
-    got = _user(locale, past)[0]
+    assert user_labels(locale, present)[0].valence <= RISK_VALENCE
+    got = user_labels(locale, past)[0]
     assert got.valence > RISK_VALENCE and got.intensity < 3
 
 

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from dialogues import user_valences
 
-from empath_gate.turns.model import Dialogue, DialogueTurn, TurnLabels
-from empath_gate.turns.offline import annotate
 from empath_gate.turns.user_context import CARRY_LABELLED, CARRY_NONE, CARRY_WEAK, in_context
 
 pytestmark = pytest.mark.usefixtures("offline_rules")  # the rules' valences, without the fitted table
@@ -29,20 +28,11 @@ def test_the_context_never_flips_a_labelled_turns_sign() -> None:
     assert in_context(-0.4, "labelled", -0.9) < -0.4
 
 
-def _user_valences(locale: str, *texts: str) -> list[float]:
-    turns = []
-    for t in texts:
-        turns += [DialogueTurn(role="user", text=t), DialogueTurn(role="assistant", text="Te escucho.")]
-    out = annotate(Dialogue(conversation_id="c", locale=locale, turns=tuple(turns)))
-    assert isinstance(out, TurnLabels) and "offline-7/" in out.version
-    return [lab.valence for lab in out.labels if lab.role == "user"]
-
-
 def test_plain_turns_inside_a_despairing_story_fade_back_instead_of_jumping_to_zero() -> None:
     despair = "ya no puedo más, estoy desesperada y no quiero seguir así"
     plain = "luego fui a la casa de mi tía el martes"
-    v = _user_valences("es-MX", despair, plain, plain, plain)
-    alone = _user_valences("es-MX", plain)[0]
+    v = user_valences("es-MX", despair, plain, plain, plain)
+    alone = user_valences("es-MX", plain)[0]
     assert v[0] < v[1] < v[2] < v[3] < alone
     assert v[1] < alone - 0.2  # the first plain turn after despair is not a jump back to about 0
     assert abs(v[3] - alone) < abs(v[1] - alone)  # and the story fades
@@ -50,9 +40,9 @@ def test_plain_turns_inside_a_despairing_story_fade_back_instead_of_jumping_to_z
 
 def test_an_opening_greeting_stays_near_zero() -> None:
     for locale, text in (("es-MX", "hola, buenas noches"), ("en-US", "Hi, what are the hours?")):
-        assert abs(_user_valences(locale, text)[0]) <= 0.15
+        assert abs(user_valences(locale, text)[0]) <= 0.15
 
 
 def test_relief_after_despair_stays_pleasant() -> None:
-    v = _user_valences("es-MX", "ya no puedo más, estoy desesperada", "ya me siento mejor, gracias")
+    v = user_valences("es-MX", "ya no puedo más, estoy desesperada", "ya me siento mejor, gracias")
     assert v[0] < 0 < v[1]

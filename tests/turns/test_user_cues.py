@@ -4,10 +4,9 @@ request keeps its own near-0 reading, a plan to act and a thanks are positive ev
 from __future__ import annotations
 
 import pytest
+from dialogues import user_labels, user_valences
 
 from empath_gate.turns.lexmatch import tokens
-from empath_gate.turns.model import Dialogue, DialogueTurn, TurnLabel, TurnLabels
-from empath_gate.turns.offline import annotate
 from empath_gate.turns.user_context import ASK_SHIFT, CARRY_ASK, CARRY_NONE, CUE_VALENCE, cued, in_context
 from empath_gate.turns.user_cues import turn_kind
 
@@ -53,19 +52,6 @@ def test_a_plan_or_a_thanks_is_positive_evidence_unless_the_turn_is_unpleasant()
     assert cued(-0.2, "none", None, False) == (-0.2, "none")
 
 
-def _user_labels(locale: str, *texts: str) -> list[TurnLabel]:
-    turns = []
-    for t in texts:
-        turns += [DialogueTurn(role="user", text=t), DialogueTurn(role="assistant", text="I hear you.")]
-    out = annotate(Dialogue(conversation_id="c", locale=locale, turns=tuple(turns)))
-    assert isinstance(out, TurnLabels) and "offline-7/" in out.version
-    return [lab for lab in out.labels if lab.role == "user"]
-
-
-def _user_valences(locale: str, *texts: str) -> list[float]:
-    return [lab.valence for lab in _user_labels(locale, *texts)]
-
-
 DESPAIR = {"en-US": "I can't do this anymore, I'm hopeless and exhausted",
            "es-MX": "ya no puedo más, estoy desesperada y no quiero seguir así"}
 
@@ -76,8 +62,8 @@ DESPAIR = {"en-US": "I can't do this anymore, I'm hopeless and exhausted",
 ])
 def test_a_question_stays_near_zero_in_a_despairing_dialogue(
         locale: str, question: str, telling: str) -> None:
-    despair, asked = _user_valences(locale, DESPAIR[locale], question)
-    told = _user_valences(locale, DESPAIR[locale], telling)[1]
+    despair, asked = user_valences(locale, DESPAIR[locale], question)
+    told = user_valences(locale, DESPAIR[locale], telling)[1]
     assert despair < -0.5
     assert abs(asked) <= 0.3  # inside the guide's neutral band
     assert asked > told  # a plain telling turn carries more of the story
@@ -92,7 +78,7 @@ def test_a_question_stays_near_zero_in_a_despairing_dialogue(
     ("en-US", "ok this helps"),
 ])
 def test_a_plan_or_a_thanks_after_despair_is_above_zero(locale: str, plan: str) -> None:
-    despair, after = _user_valences(locale, DESPAIR[locale], plan)
+    despair, after = user_valences(locale, DESPAIR[locale], plan)
     assert despair < -0.5 < 0 < after
 
 
@@ -103,10 +89,10 @@ def test_a_plan_or_a_thanks_after_despair_is_above_zero(locale: str, plan: str) 
     ("en-US", "can you tell me what hours the clinic is open?", "neutral"),
 ])
 def test_a_turn_with_no_feeling_found_takes_its_cues_label(locale: str, text: str, label: str) -> None:
-    got = _user_labels(locale, DESPAIR[locale], text)[1]
+    got = user_labels(locale, DESPAIR[locale], text)[1]
     assert (got.label, got.intensity) == (label, 0 if label == "neutral" else 1)
 
 
 def test_a_cue_does_not_relabel_a_turn_with_a_feeling() -> None:
-    got = _user_labels("en-US", "I'm so scared, I'll call them tomorrow but I'm terrified")[0]
+    got = user_labels("en-US", "I'm so scared, I'll call them tomorrow but I'm terrified")[0]
     assert got.label == "fear_anxiety" and got.valence < 0

@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from dialogues import user_valences
 
 from empath_gate.errors import SuiteError
 from empath_gate.turns import user_fitted
-from empath_gate.turns.model import Dialogue, DialogueTurn, TurnLabels
-from empath_gate.turns.offline import annotate, annotator_version
+from empath_gate.turns.offline import annotator_version
 from empath_gate.turns.user_fitted import (
     MAX_FEATURES,
     MAX_WEIGHT,
@@ -43,14 +43,6 @@ def _fit_script() -> Any:
 def _table(weights: dict[str, float], rule_weight: float = 0.5, intercept: float = 0.0) -> ValenceTable:
     return ValenceTable(version="1.0.0", locale="es-MX", provenance={"fitted_on": ["tune"]},
                         rule_weight=rule_weight, intercept=intercept, weights=weights)
-
-
-def _user_valences(locale: str, *texts: str) -> list[float]:
-    d = Dialogue(conversation_id="c", locale=locale,
-                 turns=tuple(DialogueTurn(role="user", text=t) for t in texts))
-    out = annotate(d)
-    assert isinstance(out, TurnLabels)
-    return [x.valence for x in out.labels]
 
 
 # ----------------------------------------------------------------------------- the shipped tables
@@ -102,14 +94,14 @@ def test_a_fitted_positive_construction_reads_above_a_fitted_negative_one(
     table = table_for(locale)
     assert table is not None
     assert user_fitted.score(better, table) > 0 > user_fitted.score(worse, table)
-    assert _user_valences(locale, better)[0] > _user_valences(locale, worse)[0]
+    assert user_valences(locale, better)[0] > user_valences(locale, worse)[0]
 
 
 def test_rules_only_gives_the_rules_valence_and_the_table_never_lifts_a_risk_turn() -> None:
     texts = ("hola, quería platicar", "mi mamá se fue a vivir con mi tía", "ya me quiero morir")
-    fitted = _user_valences("es-MX", *texts)
+    fitted = user_valences("es-MX", *texts)
     with rules_only():
-        rules = _user_valences("es-MX", *texts)
+        rules = user_valences("es-MX", *texts)
     assert fitted != rules
     assert rules[2] <= user_fitted.KEEP_BELOW and fitted[2] <= rules[2]
 
