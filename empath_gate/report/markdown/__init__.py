@@ -11,7 +11,9 @@ GitHub-flavoured markdown, tables through ``tabulate``:
 4. per dimension, then per metric: baseline mean, candidate mean, Δ with an arrow, its 95 %
    interval, the smallest detectable drop (MDD), the run range, the flip rate, the threshold
    status and the regression flag; why cells failed (collapsed);
-5. waivers in force; the worst conversations with the failed criterion and where to read the
+5. the conversations whose auditor did not show a behaviour its persona sets at level 2 or more
+   (behaviour adherence: level and proxy as in the HTML report; nothing when all showed them);
+   waivers in force; the worst conversations with the failed criterion and where to read the
    transcript (path, run, turn, metric, criterion: no transcript text unless ``excerpts``);
 6. test-retest reliability per metric (within-conversation SD, ICC, flip rate, ...);
 7. a footer: models, prompt hash, instrument, judge and tool versions, judge calibration

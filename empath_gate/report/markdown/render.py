@@ -17,7 +17,15 @@ from empath_gate.report.markdown.header import (
     _verdict_line,
     marker,
 )
-from empath_gate.report.markdown.sections import _auditor, _cell_reasons, _excerpts, _footer, _waivers, _worst
+from empath_gate.report.markdown.sections import (
+    _adherence,
+    _auditor,
+    _cell_reasons,
+    _excerpts,
+    _footer,
+    _waivers,
+    _worst,
+)
 from empath_gate.report.markdown.tables import _dimension_table, _metrics_table, _reliability, _worst_case_gap
 from empath_gate.report.view import metric_rows, overall_verdict, suite_key
 from empath_gate.report.view.checks import CHECK_ICON, check_lines
@@ -109,6 +117,9 @@ def _render(
     auditor = _auditor(results, d.cell_reasons or 5)
     if auditor:
         parts += ["", auditor]
+    adherence = _adherence(results, min(d.cell_reasons or 5, 10))
+    if adherence:
+        parts += ["", adherence]
     waivers = _waivers(results, d.waiver_detail)
     if waivers:
         parts += ["", waivers]
