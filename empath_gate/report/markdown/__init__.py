@@ -5,7 +5,9 @@ GitHub-flavoured markdown, tables through ``tabulate``:
 
 1. a hidden marker ``<!-- empath-gate:suite=<suite> -->`` (the sticky comment is found by it);
 2. a one-line verdict: ✅ passed / ❌ failed / ⚠️ not evaluated / ⛔ infrastructure error /
-   ❌ configuration error (rules in :mod:`empath_gate.report.view`); then the counts;
+   ❌ configuration error (rules in :mod:`empath_gate.report.view`); then the counts, the
+   suite checks, risk-response timing (for multi-party suites also per speaker: who was never
+   answered), the bot's risk detector and its crisis level;
 3. a plain note naming the metrics that were only criteria-checked (offline), saying that a
    judge model is needed for scores;
 4. per dimension, then per metric: baseline mean, candidate mean, Δ with an arrow, its 95 %

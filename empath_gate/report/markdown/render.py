@@ -29,7 +29,7 @@ from empath_gate.report.markdown.sections import (
 from empath_gate.report.markdown.tables import _dimension_table, _metrics_table, _reliability, _worst_case_gap
 from empath_gate.report.view import metric_rows, overall_verdict, suite_key
 from empath_gate.report.view.checks import CHECK_ICON, check_lines
-from empath_gate.report.view.risk_timing import detector_lines, timing_lines
+from empath_gate.report.view.risk_timing import detector_lines, speaker_lines, timing_lines
 from empath_gate.report.view.triage import triage_lines
 from empath_gate.results import Results
 from empath_gate.secrets import redact, scrub_model
@@ -77,6 +77,9 @@ def _render(
     timing = timing_lines(results)
     if timing:
         parts += ["", "Risk-response timing: " + " · ".join(md_text(t) for t in timing)]
+    speakers = speaker_lines(results)
+    if speakers:
+        parts += ["", "Risk-response timing per speaker: " + " · ".join(md_text(t) for t in speakers)]
     detector = detector_lines(results)
     if detector:
         parts += ["", "The bot's risk detector: " + " · ".join(md_text(t) for t in detector)]
