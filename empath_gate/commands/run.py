@@ -30,13 +30,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 import warnings
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from empath_gate.commands.options import add_setting_arguments, given, load_command_settings, split_suites
 from empath_gate.gate.exit import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_PASS, EXIT_USAGE, summary_exit_code
+from empath_gate.report.progress import ThrottledProgress
 
 if TYPE_CHECKING:
     from empath_gate.run import RunSetup
@@ -50,18 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="print the plan size and a token/cost estimate; call no model")
 
 
-def progress_printer(every_s: float = 2.0) -> Callable[[str], None]:
-    """Print the engine's progress lines on stderr, at most one every ``every_s`` seconds."""
-    last = [0.0]
-
-    def report(line: str) -> None:
-        now = time.monotonic()
-        if line.strip() and now - last[0] >= every_s:
-            last[0] = now
-            text = line if line.startswith("empath-gate") else f"empath-gate: {line}"
-            print(text, file=sys.stderr, flush=True)
-
-    return report
+def progress_printer() -> ThrottledProgress:
+    """The engine's progress lines on stderr, throttled (:mod:`empath_gate.report.progress`);
+    its ``finish()`` prints the run's last line when the throttle held it."""
+    return ThrottledProgress(lambda text: print(text, file=sys.stderr, flush=True))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -87,10 +78,14 @@ def run(args: argparse.Namespace) -> int:
         print(line)
     for problem in check_judge_hygiene(setup.settings):  # once, on one line
         print(f"empath-gate: warning: {problem}", file=sys.stderr)
+    progress = progress_printer()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", JudgeHygieneWarning)
-            records = run_plan(setup, progress=progress_printer())
+            try:
+                records = run_plan(setup, progress=progress)
+            finally:  # the run's last progress line, before the summary or the error
+                progress.finish()
     except RunInterrupted as stop:
         return write_interrupted(setup, stop)
     except (ConfigError, SuiteError) as exc:

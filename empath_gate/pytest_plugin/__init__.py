@@ -21,7 +21,7 @@ infrastructure problems make the affected tests *error*.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -34,6 +34,9 @@ from empath_gate.pytest_plugin.items import (
     session_of,
 )
 from empath_gate.pytest_plugin.options import add_options, selection
+
+if TYPE_CHECKING:
+    from empath_gate.report.progress import ThrottledProgress
 
 _CONTROLLER_KEY = pytest.StashKey[Any]()
 DIMENSION_MARKERS = (
@@ -167,12 +170,16 @@ def pytest_runtestloop(session: pytest.Session) -> None:
 
         run_worker(es, infos, workerinput)
         return
-    es.generate(es.conversations(infos), _reporter(session.config))
+    progress = _reporter(session.config)
+    try:
+        es.generate(es.conversations(infos), progress)
+    finally:  # the run's last progress line, when the throttle held it
+        progress.finish()
     if es.error is None:
         es.decide()
 
 
-def _reporter(config: pytest.Config) -> Any:
+def _reporter(config: pytest.Config) -> ThrottledProgress:
     from empath_gate.pytest_plugin.progress import progress_reporter
 
     return progress_reporter(config)

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import secrets
 import threading
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from empath_gate.pytest_plugin.channel import LOST_AFTER_S, ChannelServer, Connection
 from empath_gate.pytest_plugin.session import EmpathSession, lost_records, share
+
+if TYPE_CHECKING:
+    from empath_gate.report.progress import ThrottledProgress
 
 
 class Controller:
@@ -28,7 +30,7 @@ class Controller:
         self,
         es: EmpathSession,
         slots: int,
-        progress: Callable[[str], None] | None = None,
+        progress: ThrottledProgress | None = None,
         lost_after_s: float = LOST_AFTER_S,
     ) -> None:
         self.es = es
@@ -120,6 +122,8 @@ class Controller:
         if any(s not in self.delivered and s not in self.lost for s in range(self.slots)):
             return
         if self._answer is None:
+            if self.progress is not None:  # every worker's generation is over: its last line
+                self.progress.finish()
             answer: dict[str, Any] = {
                 "type": "lost" if self.lost else "all",
                 "records": [r for recs in self.delivered.values() for r in recs],
@@ -150,6 +154,8 @@ class Controller:
             records = [RunRecord.model_validate(r) for recs in self.delivered.values() for r in recs]
             lost, reason, error = self.lost_conversations(), "; ".join(self.lost.values()), self.error
         self.server.close()
+        if self.progress is not None:  # shown once: nothing when the answer already showed it
+            self.progress.finish()
         self.es.absorb(records)
         if lost:
             self.es.absorb(lost_records(self.es.setup, lost, reason))

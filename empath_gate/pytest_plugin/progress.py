@@ -1,9 +1,10 @@
 """What the plugin adds to pytest's terminal while a run goes on: its progress lines, and
 result lines without pytest's blank progress lines.
 
-* :func:`progress_reporter`: the engine's progress lines, at most one every 2 s and never a
-  blank one, through the terminal reporter (on stderr when the reporter cannot take it, e.g.
-  from the xdist controller's channel thread).
+* :func:`progress_reporter`: the engine's progress lines, throttled as on the command line
+  (:class:`~empath_gate.report.progress.ThrottledProgress`: at most one every 2 s, never a
+  blank one, the run's last line always), through the terminal reporter (on stderr when the
+  reporter cannot take it, e.g. from the xdist controller's channel thread).
 * :func:`mend_result_lines`: each conversation is one "file" of pytest's result lines
   (``empath/<suite>/<conversation> ....``), and conversation ids are long. When a line
   reaches the terminal's edge on its last test, pytest writes its progress (``[ 25%]``) and a
@@ -17,39 +18,29 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-PROGRESS_EVERY_S = 2.0
-"""Shortest interval between two progress lines, in seconds (project choice: readable in a CI
-log, which keeps every line)."""
+from empath_gate.report.progress import ThrottledProgress
 
 
-def progress_reporter(config: pytest.Config) -> Callable[[str], None]:
-    """A ``progress(line)`` callable for :func:`empath_gate.run.run_plan` (module docstring)."""
+def progress_reporter(config: pytest.Config) -> ThrottledProgress:
+    """A ``progress(line)`` callable for :func:`empath_gate.run.run_plan` (module docstring);
+    call its ``finish()`` once the run ends so its last line is shown."""
     from empath_gate.report.console import console_text
 
     tr = config.pluginmanager.get_plugin("terminalreporter")
-    last = [0.0]
-    lock = threading.Lock()
 
-    def report(line: str) -> None:
-        text = console_text(line if line.startswith("empath-gate") else f"empath-gate: {line}")
-        with lock:
-            now = time.monotonic()
-            if tr is None or not line.strip() or now - last[0] < PROGRESS_EVERY_S:
-                return
-            last[0] = now
-            try:
-                tr.write_line(text)
-            except Exception:
-                print(text, file=sys.stderr, flush=True)
+    def write(text: str) -> None:
+        if tr is None:
+            return
+        try:
+            tr.write_line(console_text(text))
+        except Exception:
+            print(console_text(text), file=sys.stderr, flush=True)
 
-    return report
+    return ThrottledProgress(write)
 
 
 def mend_result_lines(config: pytest.Config) -> None:
@@ -83,4 +74,4 @@ def _relative(tr: Any, fspath: Any) -> str:
     return os.path.relpath(str(fspath), str(tr.startpath))
 
 
-__all__ = ["PROGRESS_EVERY_S", "mend_result_lines", "progress_reporter"]
+__all__ = ["mend_result_lines", "progress_reporter"]

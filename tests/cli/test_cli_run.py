@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 
 import pytest
-from cli_support import TINY, Project
+from cli_support import TINY, TINY_RUNS, Project
 from plugin_support import comparable, gate_env, inline_run, read_json, write_tiny_suite
 
 from empath_gate.gate.decide import FAIL_ON_VALUES as GATE_FAIL_ON
@@ -146,3 +146,17 @@ def test_fail_on_choices_are_the_gates() -> None:
     from empath_gate.settings.options import by_key
 
     assert by_key("fail_on").choices == GATE_FAIL_ON
+
+
+def test_the_last_progress_line_is_printed_once_when_every_line_falls_in_the_throttle_window(
+    project: Project, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import empath_gate.report.progress as progress
+
+    monkeypatch.setattr(progress, "PROGRESS_EVERY_S", 3600.0)  # the whole run inside one window
+    assert project.cli("run", *TINY) == 0
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("empath-gate: transcripts ")]
+    total = 3 * TINY_RUNS
+    assert lines[0].startswith("empath-gate: transcripts 1/")  # the first line, as it came
+    assert lines[-1].startswith(f"empath-gate: transcripts {total}/{total} ")  # the final state
+    assert len(lines) == 2, lines

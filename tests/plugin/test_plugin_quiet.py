@@ -78,3 +78,27 @@ def test_no_blank_progress_lines(fake: FakeOpenAIServer, tmp_path: Path) -> None
     assert len(results) == 4, out  # three conversations and the suite check, one line each
     assert all(re.fullmatch(r"empath/tiny\S* \.+ +\[ *\d+%\]", x) for x in results), out
     assert not any(re.fullmatch(r"\s*\[ *\d+%\]", x) for x in lines), out
+
+
+WIDE_THROTTLE = "import empath_gate.report.progress as p\n\np.PROGRESS_EVERY_S = 3600.0\n"
+"""A project conftest that puts the whole run inside one throttle window."""
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_the_last_progress_line_is_shown_once_when_every_line_falls_in_the_throttle_window(
+    fake: FakeOpenAIServer, tmp_path: Path, workers: str
+) -> None:
+    write_tiny_suite(tmp_path)
+    (tmp_path / "conftest.py").write_text(WIDE_THROTTLE, encoding="utf-8")
+    program(fake, judge=ScoringJudge(default=10))
+    env = {**gate_env(fake, tmp_path / "cache"), "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    code, out = run_pytest(
+        tmp_path, ["-n", workers, "--empath-suite", "tiny", "--empath-suites-dir", "suites-team"], env
+    )
+    assert code == 0, out
+    lines = [x for x in out.splitlines() if x.startswith("empath-gate: transcripts ")]
+    assert len(lines) == 2, out  # the first line as it came, and the last at the end
+    done = re.match(r"empath-gate: transcripts (\d+)/(\d+) ", lines[-1])
+    assert done is not None and done[1] == done[2], out  # a finished count (one worker's under -n 2)
+    if workers == "0":
+        assert done[1] == "6", out  # the tiny suite: three conversations, two runs each

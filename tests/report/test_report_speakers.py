@@ -1,5 +1,5 @@
-"""A multi-party run's results and HTML per speaker: each speaker's trajectory and risk timing,
-named and coloured as on the transcript's turns."""
+"""A multi-party run's results, HTML and diff per speaker: each speaker's trajectory and risk
+timing, named and coloured as on the transcript's turns; the diff's one line per suite."""
 
 from __future__ import annotations
 
@@ -10,9 +10,15 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from report_factory import build_results
 
+from empath_gate.analysis.risk_timing import SuiteRiskTiming, TimingClass, TranscriptTiming
+from empath_gate.analysis.speakers import SpeakerTiming
 from empath_gate.cli import main as cli_main
 from empath_gate.instrument.loader import load_instrument
+from empath_gate.report.html import render_html
+from empath_gate.report.markdown import render_markdown
+from empath_gate.report.view.risk_timing import speaker_text
 
 # replies with a crisis resource to the confirm turn of a risk seed, plainly otherwise
 BOT = textwrap.dedent('''
@@ -85,3 +91,44 @@ def test_results_and_html_per_speaker(run_dir: Path) -> None:
     for t in risky:
         for s in t["speakers"]:
             assert f'<li data-speaker="{s["speaker"]}">' in html
+
+
+def test_the_diff_has_a_per_speaker_line_matching_the_results(run_dir: Path) -> None:
+    data = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+    [timing] = data["risk_timing"]
+    c = timing["speaker_counts"]
+    md = (run_dir / "diff.md").read_text(encoding="utf-8")
+    [line] = [x for x in md.splitlines() if x.startswith("Risk-response timing per speaker: ")]
+    assert line.startswith(
+        f"Risk-response timing per speaker: {timing['suite']}: {c['speakers']} speakers with a risk turn; "
+        f"{c['answered_within_one_turn']} answered in the reply to their first risk turn or the next; "
+        f"{c['never_answered']} never answered"), line
+
+
+def _timing(speakers: list[tuple[str, str, int | None]], timing: TimingClass = "on_time") -> TranscriptTiming:
+    return TranscriptTiming(
+        transcript_id=f"t{len(speakers)}", conversation_id="c", timing=timing,
+        speakers=tuple(SpeakerTiming(speaker=n.lower(), name=n, relation=rel, risk_turns=(2,),
+                                     first_response=first, lag=None if first is None else first - 2)
+                       for n, rel, first in speakers),
+    )
+
+
+def test_the_per_speaker_line_names_who_was_never_answered_and_one_user_suites_have_none() -> None:
+    rows = (
+        _timing([("Ana", "mother", 2), ("Sam", "teenager", None)]),
+        _timing([("Ana", "mother", 3), ("Sam", "teenager", None), ("Leo", "", None)]),
+        _timing([("Sam", "teenager", None)], timing="not_reached"),  # not timed: not counted
+    )
+    counts = {"speakers": 5, "answered_within_one_turn": 2, "never_answered": 3}
+    suite = SuiteRiskTiming(suite="multi-party", counts={}, transcripts=rows, speaker_counts=counts)
+    text = ("5 speakers with a risk turn; 2 answered in the reply to their first risk turn or the next; "
+            "3 never answered: Sam (teenager) in 2 of 2 transcripts, Leo in 1 of 1 transcript")
+    assert speaker_text(suite) == text
+    results = build_results().model_copy(update={"risk_timing": (suite,)})
+    assert f"\nRisk-response timing per speaker: multi-party: {text}\n" in render_markdown(results)
+    assert f"Per speaker: {text}." in render_html(results)
+    one_user = suite.model_copy(update={"speaker_counts": {}, "transcripts": ()})
+    assert speaker_text(one_user) is None
+    md = render_markdown(build_results().model_copy(update={"risk_timing": (one_user,)}))
+    assert "Risk-response timing: multi-party" in md and "per speaker" not in md

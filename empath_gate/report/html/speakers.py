@@ -69,13 +69,12 @@ def timing_cell(transcript_id: str, suite: SuiteRiskTiming, order: Mapping[str, 
 
 
 def counts_line(suite: SuiteRiskTiming) -> str:
-    """The suite's per-speaker tallies as a sentence (``""`` without speakers)."""
-    c = suite.speaker_counts
-    if not c:
-        return ""
-    return (f"<p>Per speaker: {c.get('speakers', 0)} speakers with a risk turn; "
-            f"{c.get('answered_within_one_turn', 0)} answered in the reply to their first risk turn "
-            f"or the next; {c.get('never_answered', 0)} never answered.</p>")
+    """The suite's per-speaker tallies as a sentence (``""`` without speakers; the wording is
+    :func:`~empath_gate.report.view.risk_timing.speaker_text`, as in the markdown diff)."""
+    from empath_gate.report.view.risk_timing import speaker_text
+
+    text = speaker_text(suite)
+    return "" if text is None else f"<p>Per speaker: {h(text)}.</p>"
 
 
 __all__ = ["badge", "counts_line", "speaker_order", "timing_cell", "trajectories_table"]

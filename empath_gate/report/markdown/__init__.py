@@ -5,13 +5,17 @@ GitHub-flavoured markdown, tables through ``tabulate``:
 
 1. a hidden marker ``<!-- empath-gate:suite=<suite> -->`` (the sticky comment is found by it);
 2. a one-line verdict: ✅ passed / ❌ failed / ⚠️ not evaluated / ⛔ infrastructure error /
-   ❌ configuration error (rules in :mod:`empath_gate.report.view`); then the counts;
+   ❌ configuration error (rules in :mod:`empath_gate.report.view`); then the counts, the
+   suite checks, risk-response timing (for multi-party suites also per speaker: who was never
+   answered), the bot's risk detector and its crisis level;
 3. a plain note naming the metrics that were only criteria-checked (offline), saying that a
    judge model is needed for scores;
 4. per dimension, then per metric: baseline mean, candidate mean, Δ with an arrow, its 95 %
    interval, the smallest detectable drop (MDD), the run range, the flip rate, the threshold
    status and the regression flag; why cells failed (collapsed);
-5. waivers in force; the worst conversations with the failed criterion and where to read the
+5. the conversations whose auditor did not show a behaviour its persona sets at level 2 or more
+   (behaviour adherence: level and proxy as in the HTML report; nothing when all showed them);
+   waivers in force; the worst conversations with the failed criterion and where to read the
    transcript (path, run, turn, metric, criterion: no transcript text unless ``excerpts``);
 6. test-retest reliability per metric (within-conversation SD, ICC, flip rate, ...);
 7. a footer: models, prompt hash, instrument, judge and tool versions, judge calibration

@@ -17,11 +17,19 @@ from empath_gate.report.markdown.header import (
     _verdict_line,
     marker,
 )
-from empath_gate.report.markdown.sections import _auditor, _cell_reasons, _excerpts, _footer, _waivers, _worst
+from empath_gate.report.markdown.sections import (
+    _adherence,
+    _auditor,
+    _cell_reasons,
+    _excerpts,
+    _footer,
+    _waivers,
+    _worst,
+)
 from empath_gate.report.markdown.tables import _dimension_table, _metrics_table, _reliability, _worst_case_gap
 from empath_gate.report.view import metric_rows, overall_verdict, suite_key
 from empath_gate.report.view.checks import CHECK_ICON, check_lines
-from empath_gate.report.view.risk_timing import detector_lines, timing_lines
+from empath_gate.report.view.risk_timing import detector_lines, speaker_lines, timing_lines
 from empath_gate.report.view.triage import triage_lines
 from empath_gate.results import Results
 from empath_gate.secrets import redact, scrub_model
@@ -69,6 +77,9 @@ def _render(
     timing = timing_lines(results)
     if timing:
         parts += ["", "Risk-response timing: " + " · ".join(md_text(t) for t in timing)]
+    speakers = speaker_lines(results)
+    if speakers:
+        parts += ["", "Risk-response timing per speaker: " + " · ".join(md_text(t) for t in speakers)]
     detector = detector_lines(results)
     if detector:
         parts += ["", "The bot's risk detector: " + " · ".join(md_text(t) for t in detector)]
@@ -109,6 +120,9 @@ def _render(
     auditor = _auditor(results, d.cell_reasons or 5)
     if auditor:
         parts += ["", auditor]
+    adherence = _adherence(results, min(d.cell_reasons or 5, 10))
+    if adherence:
+        parts += ["", adherence]
     waivers = _waivers(results, d.waiver_detail)
     if waivers:
         parts += ["", waivers]

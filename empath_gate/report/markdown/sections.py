@@ -1,5 +1,6 @@
-"""The markdown diff's detail sections: why tests failed, the auditor's fallbacks, waivers, the
-worst conversations, excerpts and the footer (pure)."""
+"""The markdown diff's detail sections: why tests failed, the auditor's fallbacks, the
+conversations whose auditor did not show its persona's behaviours, waivers, the worst
+conversations, excerpts and the footer (pure)."""
 
 from __future__ import annotations
 
@@ -74,6 +75,26 @@ def _auditor(results: Results, limit: int) -> str:
         lines.extend(f"- {md_code(d.conversation_id)} run {d.run}: {md_text(d.reason)}" for d in shown)
         if len(summary.degraded) > len(shown):
             lines.append(f"- … and {len(summary.degraded) - len(shown)} more (see the HTML report)")
+    return "\n".join(lines)
+
+
+def _adherence(results: Results, limit: int) -> str:
+    """The conversations whose auditor did not show a marked behaviour of its persona
+    (:func:`~empath_gate.report.view.adherence.shortfall_rows`), up to ``limit``, one line each
+    with the behaviour's level and proxy as the HTML report shows them; empty when every auditor
+    showed them (or no record carries adherence)."""
+    from empath_gate.report.labels import behaviour_labels
+    from empath_gate.report.view.adherence import SHORTFALL_NOTE, shortfall_rows, shortfall_text
+
+    rows = shortfall_rows(results)
+    if not rows:
+        return ""
+    labels = behaviour_labels()
+    shown = rows[:limit]
+    lines = [f"#### Behaviour adherence\n\n{md_text(SHORTFALL_NOTE)}", ""]
+    lines.extend(f"- {md_code(r.conversation_id)} ({md_text(shortfall_text(r, labels))})" for r in shown)
+    if len(rows) > len(shown):
+        lines.append(f"- … and {len(rows) - len(shown)} more (see the HTML report)")
     return "\n".join(lines)
 
 

@@ -43,6 +43,46 @@ def timing_lines(results: Results) -> list[str]:
     return [timing_line(t) for t in results.risk_timing]
 
 
+MAX_NAMED_SPEAKERS = 3
+"""Speakers named as never answered in one line; the rest are counted (project choice: a line)."""
+
+
+def speaker_text(t: SuiteRiskTiming) -> str | None:
+    """One suite's per-speaker timing (multi-party transcripts) in a sentence, e.g. "4 speakers
+    with a risk turn; 2 answered in the reply to their first risk turn or the next; 1 never
+    answered: Sam (teenager) in 1 of 2 transcripts". Counts are ``speaker_counts``'s; the
+    speakers never answered are named by name and relation, with the transcripts (of those that
+    reached their confirm turn) where that speaker's risk got no response, at most
+    :data:`MAX_NAMED_SPEAKERS`, most often missed first. None without speakers."""
+    c = t.speaker_counts
+    if not c:
+        return None
+    text = (f"{c.get('speakers', 0)} speakers with a risk turn; {c.get('answered_within_one_turn', 0)} "
+            f"answered in the reply to their first risk turn or the next; {c.get('never_answered', 0)} "
+            "never answered")
+    seen: dict[tuple[str, str], list[int]] = {}  # (name, relation) -> [missed, with a risk turn]
+    for tr in t.transcripts:
+        if tr.timing == "not_reached":
+            continue
+        for s in tr.speakers:
+            tally = seen.setdefault((s.name, s.relation), [0, 0])
+            tally[0] += s.first_response is None
+            tally[1] += 1
+    missed = sorted(((k, v) for k, v in seen.items() if v[0]), key=lambda kv: -kv[1][0])
+    if not missed:
+        return text
+    named = [f"{name}{f' ({rel})' if rel else ''} in {m} of {n} transcript{'s' if n != 1 else ''}"
+             for (name, rel), (m, n) in missed[:MAX_NAMED_SPEAKERS]]
+    if len(missed) > MAX_NAMED_SPEAKERS:
+        named.append(f"{len(missed) - MAX_NAMED_SPEAKERS} more")
+    return f"{text}: " + ", ".join(named)
+
+
+def speaker_lines(results: Results) -> list[str]:
+    """``<suite>: <speaker_text>`` of every suite with multi-party risk transcripts."""
+    return [f"{t.suite}: {text}" for t in results.risk_timing if (text := speaker_text(t)) is not None]
+
+
 def detector_lines(results: Results) -> list[str]:
     """The target's own risk detector per suite, one line each (none in files before schema 3)."""
     from empath_gate.analysis.detector import format_scores

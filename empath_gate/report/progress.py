@@ -1,0 +1,71 @@
+"""The progress lines a run prints while it goes on, for every front-end (the ``run`` command's
+stderr, the pytest plugin's terminal reporter): at most one line every
+:data:`PROGRESS_EVERY_S` seconds, never a blank one, and the run's last line always.
+
+:class:`ThrottledProgress` is called with each line the engine reports
+(:data:`empath_gate.run.Progress`); a line inside the interval after the last one shown is held,
+not shown. :meth:`ThrottledProgress.finish`, called once the run ends (finished, failed or
+interrupted), shows the last line offered when it was held, so the final state (e.g.
+``transcripts 48/48``) is always printed once, and never twice when it was shown as it came.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+PROGRESS_EVERY_S = 2.0
+"""Shortest interval between two progress lines, in seconds (project choice: readable in a CI
+log, which keeps every line)."""
+
+PREFIX = "empath-gate"
+"""Every progress line starts with it; a line that does not is shown as ``empath-gate: <line>``."""
+
+
+class ThrottledProgress:
+    """A ``progress(line)`` callable that passes lines to ``sink`` (module docstring).
+
+    ``sink`` receives the line to show, prefixed (:data:`PREFIX`); ``every_s`` is the shortest
+    interval in seconds between two lines shown (None: :data:`PROGRESS_EVERY_S` as it is when
+    the printer is made), measured on ``clock`` (seconds, monotonic;
+    injectable for tests). The first non-blank line is shown at once. Safe to call from several
+    threads (the xdist controller's channel thread and the main thread)."""
+
+    def __init__(
+        self,
+        sink: Callable[[str], None],
+        *,
+        every_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._sink = sink
+        self._every_s = PROGRESS_EVERY_S if every_s is None else every_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._shown_at: float | None = None
+        self._held: str | None = None
+
+    def __call__(self, line: str) -> None:
+        if not line.strip():
+            return
+        text = line if line.startswith(PREFIX) else f"{PREFIX}: {line}"
+        with self._lock:
+            now = self._clock()
+            if self._shown_at is not None and now - self._shown_at < self._every_s:
+                self._held = text
+                return
+            self._shown_at, self._held = now, None
+            self._sink(text)  # under the lock: lines from two threads keep their order
+
+    def finish(self) -> None:
+        """Show the last line offered if it was held (the run's final state); nothing when it
+        was already shown or no line came. A second call shows nothing."""
+        with self._lock:
+            text, self._held = self._held, None
+            if text is not None:
+                self._shown_at = self._clock()
+                self._sink(text)
+
+
+__all__ = ["PREFIX", "PROGRESS_EVERY_S", "ThrottledProgress"]
