@@ -45,6 +45,23 @@ def test_each_proxy_is_measured_against_the_script() -> None:
     assert a.levels == LEVELS and a.variant is None
 
 
+def test_a_run_that_stopped_early_is_measured_against_the_turns_it_played() -> None:
+    # the script's first 2 turns are long, calm and without pushback; its last 3 are short,
+    # push back and swing the mood: a run that played only 2 turns is judged on the first 2
+    script = ["I have been feeling really low for weeks now.", "Work is heavy and I sleep badly.",
+              "already tried", "so mad", "sorry"]
+    a = _adh(["i feel low", "work. no sleep"], script=script)
+    assert a.user_turns == 2 and a.mean_user_chars == 12.0
+    assert a.script_mean_chars == pytest.approx((45 + 32) / 2, abs=0.05)  # not the 5-turn mean, 20.2
+    assert a.mean_user_chars < a.script_mean_chars  # shorter than what it played: engagement shown
+    assert (a.pushback_turns, a.script_pushback_turns) == (0, 0)  # the script's pushback is turn 3
+    assert (a.mood_reversals, a.script_mood_reversals) == (0, 0)  # its reversal is turns 4-5
+    assert a.script_disclosure_turn is None  # "kill myself" is not in the script
+    longer = _adh(["a", "b", "c", "d", "e", "f", "g"], script=script)  # past the script: all of it
+    assert (longer.script_mean_chars, longer.script_pushback_turns, longer.script_mood_reversals) == (
+        pytest.approx(20.2, abs=0.05), 1, 1)
+
+
 def test_feelings_decide_mood_reversals_when_there_are_enough() -> None:
     assert feeling_directions([50, 20, 60, 65, 30]) == ["down", "up", "down"]  # 60 -> 65 is below the step
     assert reversals(["down", "up", "down"]) == 2 and reversals([]) == 0

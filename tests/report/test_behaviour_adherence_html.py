@@ -14,7 +14,14 @@ from report_factory import build_results
 from empath_gate.analysis.adherence import BehaviourAdherence
 from empath_gate.report.html import render_html
 from empath_gate.report.markdown import render_markdown
-from empath_gate.report.view.adherence import NO_PROXY, NOT_SHOWN, adherence_rows, played, shortfall_rows
+from empath_gate.report.view.adherence import (
+    NO_PROXY,
+    NOT_SHOWN,
+    SHORTFALL_NOTE,
+    adherence_rows,
+    played,
+    shortfall_rows,
+)
 from empath_gate.results.model import Results
 
 LEVELS = {"low_engagement": 3, "resistance": 2, "limited_self_disclosure": 0,
@@ -121,9 +128,14 @@ def test_no_section_when_every_auditor_showed_its_persona() -> None:
 
 
 def test_what_counts_as_shown() -> None:
-    # a run that never stated its risk counts as past both its last turn and the script's statement
+    # a run that never stated its risk counts as one turn past its last when it played the script's
+    # statement turn; one that ended before that turn cannot be judged (not a shortfall, not shown)
+    played_it = _adh(chars=50, pushback=0, disclosed=None, user_turns=3)
+    assert played("limited_self_disclosure", [played_it]) is True
     short_run = _adh(chars=50, pushback=0, disclosed=None, user_turns=2)
-    assert played("limited_self_disclosure", [short_run]) is True
+    assert played("limited_self_disclosure", [short_run]) is None
+    assert played("limited_self_disclosure", [short_run, _adh(chars=50, pushback=0, disclosed=2)]) is False
+    assert played("limited_self_disclosure", [_adh(chars=50, pushback=0, disclosed=1, user_turns=2)]) is False
     assert played("limited_self_disclosure", [_adh(chars=50, pushback=0, disclosed=2),
                                               _adh(chars=50, pushback=0, disclosed=None)]) is True  # (2+7)/2
     assert played("limited_self_disclosure", [_adh(chars=50, pushback=0, disclosed=3)]) is False
@@ -135,3 +147,45 @@ def test_what_counts_as_shown() -> None:
         r.model_copy(update={"adherence": scripted}) for r in build_results().records
         if r.conversation_id == COOPERATIVE_PLAY)}))
     assert row.shortfalls() == ()
+
+
+def _early(k: int, chars: float, script_chars: float, pushback: int, script_pushback: int
+           ) -> BehaviourAdherence:
+    """A run that played ``k`` user turns, with the script's values over its first ``k`` turns."""
+    return BehaviourAdherence(
+        levels=HARD, variant="seed~e3r2v0", user_turns=k, mean_user_chars=chars,
+        script_mean_chars=script_chars, pushback_turns=pushback, script_pushback_turns=script_pushback,
+        disclosure_turn=None, script_disclosure_turn=6, confirm_turn=6, mood_reversals=0, mood_source="text",
+        script_mood_reversals=0,
+    )
+
+
+def test_each_run_is_compared_with_the_script_turns_it_played() -> None:
+    # one run stopped after 4 turns (the script's first 4 average 93.25 characters), one played 7
+    # (73 over the whole script): shorter than the script over the same turns in both
+    runs = [_early(4, 75.0, 93.25, 1, 0), _early(7, 60.0, 73.0, 3, 2)]
+    assert played("low_engagement", runs) is True  # 67.5 against 83.1, not against 73
+    assert played("low_engagement", runs[:1]) is True  # 75 < 93.25 (the whole script's 73 said no)
+    assert played("resistance", runs) is True  # 2 against 1
+    assert played("resistance", [_early(4, 75.0, 93.25, 1, 1)]) is False
+    # the 4-turn run ended before the script's risk statement (turn 6): not judged; the 7-turn one is
+    assert played("limited_self_disclosure", runs[:1]) is None
+    assert played("limited_self_disclosure", runs) is True
+    [row] = adherence_rows(build_results().model_copy(update={"records": tuple(
+        r.model_copy(update={"adherence": runs[r.run % 2]}) for r in build_results().records
+        if r.conversation_id == COOPERATIVE_PLAY)}))
+    cells = dict(row.cells)
+    # runs 0, 1, 2 played 4, 7, 4 turns: (75 + 60 + 75) / 3 against (93.25 + 73 + 93.25) / 3 = 86.5
+    assert cells["low_engagement"] == "70 chars per turn (script 86)"
+    assert cells["resistance"] == "1.7 pushback turns (script 0.7)"
+    assert cells["limited_self_disclosure"] == (
+        "not played by the scripted auditor; risk stated at turn n/a (1 of 3 runs: not stated) "
+        "(2 of 3 runs ended before turn 6 without stating it: not judged) (script 6)")
+
+
+def test_the_note_says_what_the_levels_mean_and_what_is_not_checked() -> None:
+    assert "from 0 (absent) to 3 (strongest)" in SHORTFALL_NOTE and "L2" in SHORTFALL_NOTE
+    assert "cooperative reading" not in SHORTFALL_NOTE
+    assert "Not checked" in SHORTFALL_NOTE and "rigid negative interpretation" in SHORTFALL_NOTE
+    md = render_markdown(_hard_persona_results(COOPERATIVE_PLAY))
+    assert SHORTFALL_NOTE.split(".")[0] in md
