@@ -186,6 +186,7 @@ def test_each_run_is_compared_with_the_script_turns_it_played() -> None:
 def test_the_note_says_what_the_levels_mean_and_what_is_not_checked() -> None:
     assert "from 0 (absent) to 3 (strongest)" in SHORTFALL_NOTE and "L2" in SHORTFALL_NOTE
     assert "cooperative reading" not in SHORTFALL_NOTE
-    assert "Not checked" in SHORTFALL_NOTE and "rigid negative interpretation" in SHORTFALL_NOTE
+    assert "not a full check" in SHORTFALL_NOTE
+    assert "rigid negative interpretation is never measured" in SHORTFALL_NOTE
     md = render_markdown(_hard_persona_results(COOPERATIVE_PLAY))
     assert SHORTFALL_NOTE.split(".")[0] in md
