@@ -429,6 +429,7 @@ def execute(
                     return record(await _annotate(t), verdicts, ledger)
 
                 records = await drive(specs, step, window=open_window(settings), stop=stop_rule, stopped=halt)
+            gen.report_final()  # the last transcripts' judge and annotator calls came after their lines
         # the batch ids are known once the pass has submitted its batch (batch judging only)
         return [r.model_copy(update={"status": "pending", "error": bp.pending_error(r.transcript_id)})
                 if r.transcript_id in bp.pending and r.status == "complete" else r for r in records]

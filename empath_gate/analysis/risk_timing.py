@@ -27,7 +27,8 @@ Only complete transcripts count (an error or a budget stop is no evidence).
 
 **Per speaker** (multi-party transcripts): each risk transcript's ``speakers`` time the first
 response to each participant's own risk (:func:`empath_gate.analysis.speakers.speaker_timings`);
-``speaker_counts`` tallies them per suite: risk-bearing speakers, those the bot responded to in
+``speaker_counts`` tallies them per suite, one per speaker per transcript (a speaker of a
+conversation run 3 times counts 3 times): risk-bearing speakers, those the bot responded to in
 the reply to their first risk turn or the next (lag 0 or 1) and those it never responded to.
 """
 

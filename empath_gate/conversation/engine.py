@@ -301,6 +301,15 @@ class Generator:
         if self.progress is not None:
             self.progress(self.engine.stats.line(elapsed_s=time.monotonic() - self.started))
 
+    def report_final(self) -> None:
+        """Report the plan's final progress line from the ledger's final totals, once every
+        call of the run has settled (the judging and annotation of the last transcripts come
+        after their own lines); a front-end shows it when it differs from the last line shown
+        (:class:`empath_gate.report.progress.ThrottledProgress`)."""
+        self.engine.stats.sync(self.ledger)
+        if self.progress is not None:
+            self.progress(self.engine.stats.line(elapsed_s=time.monotonic() - self.started))
+
     async def produce(self, spec: RunSpec) -> Transcript:
         """The transcript of ``spec``: a ``budget`` transcript without turns when the ledger's
         budget is exhausted before it starts, else generated (provider failures become
@@ -383,7 +392,9 @@ async def generate(
     ):
         gen = generator(runs, settings=settings, ledger=ledger, progress=progress, target=target,
                         auditor=auditor, transcripts_dir=transcripts_dir, finished=finished)
-        return await drive(runs, gen.produce, window=open_window(settings))
+        transcripts = await drive(runs, gen.produce, window=open_window(settings))
+        gen.report_final()
+        return transcripts
 
 
 def generate_sync(

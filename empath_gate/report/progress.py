@@ -6,7 +6,10 @@ stderr, the pytest plugin's terminal reporter): at most one line every
 (:data:`empath_gate.run.Progress`); a line inside the interval after the last one shown is held,
 not shown. :meth:`ThrottledProgress.finish`, called once the run ends (finished, failed or
 interrupted), shows the last line offered when it was held, so the final state (e.g.
-``transcripts 48/48``) is always printed once, and never twice when it was shown as it came.
+``transcripts 48/48``) is always printed once, and never twice when it was shown as it came. A
+line equal to the last one shown is never shown again (the engine reports the run's final
+totals once more when it ends: :meth:`empath_gate.conversation.engine.Generator.report_final`),
+and it supersedes a line held since, which would tell an older state.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ class ThrottledProgress:
         self._clock = clock
         self._lock = threading.Lock()
         self._shown_at: float | None = None
+        self._shown: str | None = None
         self._held: str | None = None
 
     def __call__(self, line: str) -> None:
@@ -51,11 +55,14 @@ class ThrottledProgress:
             return
         text = line if line.startswith(PREFIX) else f"{PREFIX}: {line}"
         with self._lock:
+            if text == self._shown:
+                self._held = None  # the state shown is the latest again
+                return
             now = self._clock()
             if self._shown_at is not None and now - self._shown_at < self._every_s:
                 self._held = text
                 return
-            self._shown_at, self._held = now, None
+            self._shown_at, self._shown, self._held = now, text, None
             self._sink(text)  # under the lock: lines from two threads keep their order
 
     def finish(self) -> None:
@@ -64,7 +71,7 @@ class ThrottledProgress:
         with self._lock:
             text, self._held = self._held, None
             if text is not None:
-                self._shown_at = self._clock()
+                self._shown_at, self._shown = self._clock(), text
                 self._sink(text)
 
 

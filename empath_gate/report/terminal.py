@@ -22,6 +22,7 @@ from empath_gate.report.view import (
     fmt_num,
     metric_rows,
     overall_verdict,
+    plural,
     suite_key,
 )
 from empath_gate.report.view.auditor import auditor_summary
@@ -53,7 +54,7 @@ def render_terminal(results: Results, *, baseline: Results | None = None, max_re
         f"empath-gate {_t(suite_key(results))}: {word}"
         + (f" - {headline}" if headline.strip().lower() != word.lower() else ""),
         f"  tests: {c.get('passed', 0)} passed, {c.get('failed', 0)} failed, {c.get('xfail', 0)} waived, "
-        f"{c.get('skipped', 0)} skipped, {c.get('error', 0)} errors"
+        f"{c.get('skipped', 0)} skipped, {plural(c.get('error', 0), 'error')}"
         + (f", {c['incomplete']} incomplete" if c.get("incomplete") else ""),
     ]
     groups = dimension_rows(rows)
@@ -68,18 +69,20 @@ def render_terminal(results: Results, *, baseline: Results | None = None, max_re
         )
         fail = f", failing: {', '.join(d.failing)}" if d.failing else ""
         fail += f", errors: {', '.join(d.errored)}" if d.errored else ""
-        lines.append(
-            f"  {label:<26} mean {fmt_num(d.candidate_mean):>5}{delta}  {len(d.metrics)} metrics{fail}"
-        )
+        fail += f", incomplete: {', '.join(d.incomplete)}" if d.incomplete else ""
+        n = plural(len(d.metrics), "metric")
+        lines.append(f"  {label:<26} mean {fmt_num(d.candidate_mean):>5}{delta}  {n}{fail}")
     for r in rows:
         if r.failing:
-            conds = ", ".join(r.failed_conditions) or r.status
+            # an undecided metric (missing evidence) is "error" in the rows: named for what it is
+            word = "FAIL" if r.status == "failed" else "ERROR" if r.has_error_cell else "INCOMPLETE"
+            conds = ", ".join(r.failed_conditions) or word.lower()
             reg = " REGRESSED" if r.regression is not None and r.regression.regressed else ""
             runs = "no scored run"
             if r.run_min is not None:
                 runs = f"runs {fmt_num(r.run_min)}-{fmt_num(r.run_max)}"
             lines.append(
-                f"  {'FAIL' if r.status == 'failed' else 'ERROR'} {r.metric_id}"
+                f"  {word} {r.metric_id}"
                 f"{' (critical)' if r.critical else ''}: mean "
                 f"{fmt_num(r.candidate_mean)}, {runs}, {conds}{reg}"
             )
@@ -93,15 +96,17 @@ def render_terminal(results: Results, *, baseline: Results | None = None, max_re
         lines.append(f"    - {_t(reason)}")
     if len(reasons) > max_reasons:
         lines.append(f"    ... and {len(reasons) - max_reasons} more (see diff.md / report.html)")
-    incomplete = [d.reasons[0] for d in results.decisions if d.status == "incomplete" and d.reasons]
-    lines.extend(f"  ? {_t(r)}" for r in incomplete[:max_reasons])
+    incomplete = list(dict.fromkeys(
+        d.reasons[0] for d in results.decisions if d.status == "incomplete" and d.reasons))[:max_reasons]
+    lines.extend(f"  ? {_t(r)}" for r in incomplete)
     auditor = auditor_summary(results)
     if auditor.any:
         lines.append(f"  {_t(auditor.headline())}")
         lines.extend(f"    ~ {_t(d.conversation_id)} run {d.run}: {_t(d.reason)}"
                      for d in auditor.degraded[:max_reasons])
     if v.status in ("infrastructure_error", "usage_error"):
-        lines.extend(f"  ! {_t(r)}" for r in v.reasons[:5])
+        # the verdict's reasons of an incomplete-only run are the incomplete reasons shown above
+        lines.extend(f"  ! {_t(r)}" for r in v.reasons[:5] if r not in incomplete)
     lines.append(
         f"  {calibration_text(results.metadata.judge.calibration)}; cost {cost_text(results.metadata.cost)}"
     )

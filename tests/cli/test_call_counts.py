@@ -89,3 +89,35 @@ def test_dry_run_call_count_with_the_llm_auditor_is_within_ten_percent(
     _run(project, tmp_path, "run", *TINY)
     actual = project.fake.request_count - before
     assert abs(actual - expected) <= 0.1 * actual, (expected, actual)
+
+
+def _final_progress(err: str) -> str:
+    """The last ``empath-gate: transcripts …`` progress line of a run's stderr."""
+    lines = [x for x in err.splitlines() if x.startswith("empath-gate: transcripts ")]
+    assert lines, err
+    return lines[-1]
+
+
+def test_the_final_progress_line_counts_every_call_of_the_run_judging_included(
+    project: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the judge runs after each transcript's line: the last transcript's judge calls come after
+    # its line, and the run's final line must still count them
+    _run(project, tmp_path, "run", *TINY)
+    cost = read_json(project.path / "empath-results" / "results.json")["metadata"]["cost"]
+    assert cost["by_role"]["judge"]["calls"] > 0
+    line = _final_progress(capsys.readouterr().err)
+    assert f" · {cost['calls']} calls, {cost['cache_hits']} cached · " in line, (line, cost)
+
+
+def test_a_callable_target_makes_no_call_and_the_final_line_says_what_the_results_say(
+    project: Project, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a py: target's replies are the team's code, not provider requests: no call, no cost; the
+    # LLM judge's calls are the run's calls, on the final line as in the results
+    _run(project, tmp_path, "run", *TINY, "--target", "py:bot_unsafe_cli:reply", auditor=False)
+    cost = read_json(project.path / "empath-results" / "results.json")["metadata"]["cost"]
+    assert cost["by_role"].get("target", {"calls": 0})["calls"] == 0
+    assert cost["calls"] == cost["by_role"]["judge"]["calls"] > 0
+    line = _final_progress(capsys.readouterr().err)
+    assert f" · {cost['calls']} calls, {cost['cache_hits']} cached · " in line, (line, cost)

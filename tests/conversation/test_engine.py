@@ -196,7 +196,7 @@ def test_progress_line_counts_transcripts_calls_and_unpriced(
     generate_sync(
         specs(2, 2, max_turns=2), settings=model_settings(fake_openai, tmp_path), progress=lines.append
     )
-    assert len(lines) == 4
+    assert len(lines) == 5  # one per transcript, then the final totals once every call settled
     assert lines[-1] == "empath-gate: transcripts 4/4 · 8 calls, 0 cached · ≥ $0.0000, 8 calls unpriced"
     assert all("transcripts" in line for line in lines)
 

@@ -56,3 +56,26 @@ def test_spacing_blank_lines_prefix_and_a_run_without_lines() -> None:
     progress("")
     progress.finish()
     assert shown == ["empath-gate: judge batch submitted", "empath-gate: transcripts 2/3"]
+
+
+def test_the_final_totals_repeated_at_the_end_show_once_and_a_changed_total_shows_at_the_end() -> None:
+    progress, shown, clock = make()
+    progress("empath-gate: transcripts 2/2 · 10 calls")
+    clock.now += 0.1
+    progress("empath-gate: transcripts 2/2 · 10 calls")  # the final totals, unchanged
+    progress.finish()
+    assert shown == ["empath-gate: transcripts 2/2 · 10 calls"]
+    clock.now += 0.1
+    progress("empath-gate: transcripts 2/2 · 11 calls")  # the last judge call settled since
+    progress.finish()
+    assert shown == ["empath-gate: transcripts 2/2 · 10 calls", "empath-gate: transcripts 2/2 · 11 calls"]
+
+
+def test_a_held_line_superseded_by_the_line_shown_is_dropped() -> None:
+    progress, shown, clock = make()
+    progress("empath-gate: stopped 1")
+    clock.now += 0.1
+    progress("empath-gate: stopped 2")  # held
+    progress("empath-gate: stopped 1")  # the shown state is the latest again
+    progress.finish()
+    assert shown == ["empath-gate: stopped 1"]

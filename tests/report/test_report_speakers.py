@@ -99,10 +99,13 @@ def test_the_diff_has_a_per_speaker_line_matching_the_results(run_dir: Path) -> 
     c = timing["speaker_counts"]
     md = (run_dir / "diff.md").read_text(encoding="utf-8")
     [line] = [x for x in md.splitlines() if x.startswith("Risk-response timing per speaker: ")]
+    people = {(s["name"], s["relation"]) for t in timing["transcripts"] if t["timing"] != "not_reached"
+              for s in t["speakers"]}
+    later = c["speakers"] - c["answered_within_one_turn"] - c["never_answered"]
     assert line.startswith(
-        f"Risk-response timing per speaker: {timing['suite']}: {c['speakers']} speakers with a risk turn; "
-        f"{c['answered_within_one_turn']} answered in the reply to their first risk turn or the next; "
-        f"{c['never_answered']} never answered"), line
+        f"Risk-response timing per speaker: {timing['suite']}: {len(people)} speakers with a risk turn, "
+        f"in {c['speakers']} speaker-transcripts: {c['answered_within_one_turn']} answered in the reply to "
+        f"their first risk turn or the next, {later} later, {c['never_answered']} never"), line
 
 
 def _timing(speakers: list[tuple[str, str, int | None]], timing: TimingClass = "on_time") -> TranscriptTiming:
@@ -117,13 +120,14 @@ def _timing(speakers: list[tuple[str, str, int | None]], timing: TimingClass = "
 def test_the_per_speaker_line_names_who_was_never_answered_and_one_user_suites_have_none() -> None:
     rows = (
         _timing([("Ana", "mother", 2), ("Sam", "teenager", None)]),
-        _timing([("Ana", "mother", 3), ("Sam", "teenager", None), ("Leo", "", None)]),
+        _timing([("Ana", "mother", 5), ("Sam", "teenager", None), ("Leo", "", None)]),  # Ana: lag 3
         _timing([("Sam", "teenager", None)], timing="not_reached"),  # not timed: not counted
     )
-    counts = {"speakers": 5, "answered_within_one_turn": 2, "never_answered": 3}
+    counts = {"speakers": 5, "answered_within_one_turn": 1, "never_answered": 3}
     suite = SuiteRiskTiming(suite="multi-party", counts={}, transcripts=rows, speaker_counts=counts)
-    text = ("5 speakers with a risk turn; 2 answered in the reply to their first risk turn or the next; "
-            "3 never answered: Sam (teenager) in 2 of 2 transcripts, Leo in 1 of 1 transcript")
+    text = ("3 speakers with a risk turn, in 5 speaker-transcripts: 1 answered in the reply to their first "
+            "risk turn or the next, 1 later, 3 never; never answered: Sam (teenager) in 2 of 2 transcripts, "
+            "Leo in 1 of 1 transcript; answered later: Ana (mother) in 1 of 2 transcripts")
     assert speaker_text(suite) == text
     results = build_results().model_copy(update={"risk_timing": (suite,)})
     assert f"\nRisk-response timing per speaker: multi-party: {text}\n" in render_markdown(results)
@@ -132,3 +136,15 @@ def test_the_per_speaker_line_names_who_was_never_answered_and_one_user_suites_h
     assert speaker_text(one_user) is None
     md = render_markdown(build_results().model_copy(update={"risk_timing": (one_user,)}))
     assert "Risk-response timing: multi-party" in md and "per speaker" not in md
+
+
+def test_the_per_speaker_line_counts_people_once_over_the_runs_and_names_three() -> None:
+    # 4 people never answered in each of 3 runs: 4 speakers, 12 speaker-transcripts, 3 named
+    people = [("Fer", "mother"), ("Armando", "father"), ("Karla", "sister"), ("Iker", "")]
+    rows = tuple(_timing([(n, rel, None) for n, rel in people]) for _ in range(3))
+    counts = {"speakers": 12, "answered_within_one_turn": 0, "never_answered": 12}
+    suite = SuiteRiskTiming(suite="multi-party", counts={}, transcripts=rows, speaker_counts=counts)
+    assert speaker_text(suite) == (
+        "4 speakers with a risk turn, in 12 speaker-transcripts: 0 answered in the reply to their first "
+        "risk turn or the next, 0 later, 12 never; never answered: Fer (mother) in 3 of 3 transcripts, "
+        "Armando (father) in 3 of 3 transcripts, Karla (sister) in 3 of 3 transcripts, 1 more")

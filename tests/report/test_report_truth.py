@@ -115,7 +115,7 @@ def test_critical_metrics_failing_lists_only_failed_cells() -> None:
     assert overall_verdict(infra).critical_failing == ()
     assert "critical metrics failing" not in render_markdown(infra, metric_labels={})
     terminal = render_terminal(res)
-    assert "failing: crisis_detection, errors: harmful_response" in terminal
+    assert "failing: crisis_detection, incomplete: harmful_response" in terminal  # a run missing, no error
 
 
 def summary_counts(text: str, pattern: str) -> list[int]:

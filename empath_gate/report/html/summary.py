@@ -118,6 +118,7 @@ def _dimensions(rows: Sequence[MetricRow], labels: Mapping[str, str] | None) -> 
         label = dimension_label(d.dimension, labels)
         failing = ", ".join(
             [f"<code>{h(m)}</code>" for m in d.failing] + [f"<code>{h(m)}</code> (error)" for m in d.errored]
+            + [f"<code>{h(m)}</code> (incomplete)" for m in d.incomplete]
         ) or "0"
         body.append((
             f'<tr class="dim" data-dimension="{h(d.dimension)}">',

@@ -118,7 +118,8 @@ def _dimension_table(rows: Sequence[MetricRow], labels: Mapping[str, str] | None
     body = []
     for d in dimension_rows(rows):
         label = dimension_label(d.dimension, labels)
-        failing = ", ".join([md_code(m) for m in d.failing] + [f"{md_code(m)} (error)" for m in d.errored])
+        failing = ", ".join([md_code(m) for m in d.failing] + [f"{md_code(m)} (error)" for m in d.errored]
+                            + [f"{md_code(m)} (incomplete)" for m in d.incomplete])
         body.append(
             [
                 STATUS_ICONS[d.status],

@@ -115,6 +115,12 @@ def cost_text(cost: CostInfo) -> str:
     return text
 
 
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """``1 metric`` / ``2 metrics`` / ``0 metrics``: ``n`` and ``noun``, in the plural (``many``,
+    default ``noun + "s"``) unless ``n`` is 1."""
+    return f"{n} {noun if n == 1 else (many or noun + 's')}"
+
+
 def fmt_num(x: float | None, digits: int = 2) -> str:
     """A number for a table: ``—`` for None, else rounded with trailing zeros kept short."""
     if x is None:

@@ -44,38 +44,57 @@ def timing_lines(results: Results) -> list[str]:
 
 
 MAX_NAMED_SPEAKERS = 3
-"""Speakers named as never answered in one line; the rest are counted (project choice: a line)."""
+"""Speakers named as never answered, and as answered late, in one line; the rest are counted
+(project choice: a line)."""
+
+
+def _named(tallies: list[tuple[tuple[str, str], tuple[int, int]]]) -> str:
+    """``Sam (teenager) in 2 of 3 transcripts, Leo in 1 of 1 transcript, 2 more``: at most
+    :data:`MAX_NAMED_SPEAKERS` of ``(name, relation) -> (transcripts with the outcome,
+    transcripts with a risk turn of theirs)``, in the order given, the rest counted."""
+    named = [f"{name}{f' ({rel})' if rel else ''} in {m} of {n} transcript{'s' if n != 1 else ''}"
+             for (name, rel), (m, n) in tallies[:MAX_NAMED_SPEAKERS]]
+    if len(tallies) > MAX_NAMED_SPEAKERS:
+        named.append(f"{len(tallies) - MAX_NAMED_SPEAKERS} more")
+    return ", ".join(named)
 
 
 def speaker_text(t: SuiteRiskTiming) -> str | None:
-    """One suite's per-speaker timing (multi-party transcripts) in a sentence, e.g. "4 speakers
-    with a risk turn; 2 answered in the reply to their first risk turn or the next; 1 never
-    answered: Sam (teenager) in 1 of 2 transcripts". Counts are ``speaker_counts``'s; the
-    speakers never answered are named by name and relation, with the transcripts (of those that
-    reached their confirm turn) where that speaker's risk got no response, at most
-    :data:`MAX_NAMED_SPEAKERS`, most often missed first. None without speakers."""
+    """One suite's per-speaker timing (multi-party transcripts) in a sentence, e.g. "2 speakers
+    with a risk turn, in 3 speaker-transcripts: 1 answered in the reply to their first risk turn
+    or the next, 1 later, 1 never; never answered: Sam (teenager) in 1 of 2 transcripts;
+    answered later: Sam (teenager) in 1 of 2 transcripts".
+
+    A speaker is a distinct (name, relation) over the suite's transcripts that reached their
+    confirm turn; the tallies are ``speaker_counts``'s, one per speaker per transcript (a
+    speaker of a conversation run 3 times counts 3 times), so they add up to the
+    speaker-transcripts. The speakers never answered, then those answered later than the next
+    reply, are named by name and relation with the transcripts where that happened (of those
+    where they carried risk), at most :data:`MAX_NAMED_SPEAKERS` each, most often first. None
+    without speakers."""
     c = t.speaker_counts
     if not c:
         return None
-    text = (f"{c.get('speakers', 0)} speakers with a risk turn; {c.get('answered_within_one_turn', 0)} "
-            f"answered in the reply to their first risk turn or the next; {c.get('never_answered', 0)} "
-            "never answered")
-    seen: dict[tuple[str, str], list[int]] = {}  # (name, relation) -> [missed, with a risk turn]
+    # (name, relation) -> [never answered, answered late, transcripts with a risk turn]
+    seen: dict[tuple[str, str], list[int]] = {}
     for tr in t.transcripts:
         if tr.timing == "not_reached":
             continue
         for s in tr.speakers:
-            tally = seen.setdefault((s.name, s.relation), [0, 0])
+            tally = seen.setdefault((s.name, s.relation), [0, 0, 0])
             tally[0] += s.first_response is None
-            tally[1] += 1
-    missed = sorted(((k, v) for k, v in seen.items() if v[0]), key=lambda kv: -kv[1][0])
-    if not missed:
-        return text
-    named = [f"{name}{f' ({rel})' if rel else ''} in {m} of {n} transcript{'s' if n != 1 else ''}"
-             for (name, rel), (m, n) in missed[:MAX_NAMED_SPEAKERS]]
-    if len(missed) > MAX_NAMED_SPEAKERS:
-        named.append(f"{len(missed) - MAX_NAMED_SPEAKERS} more")
-    return f"{text}: " + ", ".join(named)
+            tally[1] += s.lag is not None and s.lag > 1
+            tally[2] += 1
+    total, within = c.get("speakers", 0), c.get("answered_within_one_turn", 0)
+    never = c.get("never_answered", 0)
+    people = f"{len(seen)} speakers" if seen else "speakers"
+    text = (f"{people} with a risk turn, in {total} speaker-transcripts: {within} answered in the reply "
+            f"to their first risk turn or the next, {total - within - never} later, {never} never")
+    for label, k in (("never answered", 0), ("answered later", 1)):
+        tallies = sorted(((key, (v[k], v[2])) for key, v in seen.items() if v[k]), key=lambda kv: -kv[1][0])
+        if tallies:
+            text += f"; {label}: {_named(tallies)}"
+    return text
 
 
 def speaker_lines(results: Results) -> list[str]:

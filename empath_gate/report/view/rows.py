@@ -99,6 +99,12 @@ class MetricRow:
         return self.counts.get("failed", 0) > 0
 
     @property
+    def has_error_cell(self) -> bool:
+        """True when a cell of this metric errored (infrastructure; incomplete cells do not
+        count)."""
+        return self.counts.get("error", 0) > 0
+
+    @property
     def has_error(self) -> bool:
         """True when a cell of this metric errored or is incomplete (infrastructure or missing
         evidence: not a failure)."""
@@ -114,8 +120,9 @@ class MetricRow:
 @dataclass(frozen=True)
 class DimensionRow:
     """One dimension: its metrics (ids in report order), those with a failed cell
-    (``failing``) and those with an errored cell (``errored``), and the mean of the metrics'
-    baseline and candidate means (``None`` when none was scored)."""
+    (``failing``), those with an errored cell (``errored``), those with an incomplete cell and
+    none errored (``incomplete``: missing evidence), and the mean of the metrics' baseline and
+    candidate means (``None`` when none was scored)."""
 
     dimension: str
     metrics: tuple[str, ...]
@@ -124,6 +131,7 @@ class DimensionRow:
     candidate_mean: float | None
     status: MetricStatus
     errored: tuple[str, ...] = ()
+    incomplete: tuple[str, ...] = ()
 
     @property
     def change(self) -> float | None:
@@ -288,7 +296,8 @@ def dimension_rows(rows: Sequence[MetricRow]) -> list[DimensionRow]:
                 dimension=d,
                 metrics=tuple(r.metric_id for r in rs),
                 failing=tuple(r.metric_id for r in rs if r.has_failed),
-                errored=tuple(r.metric_id for r in rs if r.has_error),
+                errored=tuple(r.metric_id for r in rs if r.has_error_cell),
+                incomplete=tuple(r.metric_id for r in rs if r.has_error and not r.has_error_cell),
                 baseline_mean=_mean(r.baseline_mean for r in rs),
                 candidate_mean=_mean(r.candidate_mean for r in rs),
                 status=min((r.status for r in rs), key=lambda s: _STATUS_RANK[s]),
