@@ -106,3 +106,19 @@ def test_an_incomplete_run_exits_3_from_the_cli_summary() -> None:
 
     assert summary_exit_code(Summary(counts={"passed": 4, "incomplete": 1})) == EXIT_INFRA
     assert summary_exit_code(Summary(counts={"failed": 1, "incomplete": 1})) == EXIT_INFRA
+
+
+def test_a_run_that_decided_nothing_is_not_evaluated_and_exits_3() -> None:
+    """Every test skipped (offline, metrics that need a judge model): never exit 0, and the
+    verdict says not evaluated; one decided test or suite check decides the run."""
+    from empath_gate.gate.exit import EXIT_GATE_FAILED, EXIT_PASS, nothing_decided, summary_exit_code
+    from empath_gate.results.model import Summary
+
+    assert nothing_decided({"skipped": 38}) and nothing_decided({})
+    assert summary_exit_code(Summary(counts={"skipped": 38})) == EXIT_INFRA
+    assert summary_exit_code(Summary(counts={})) == EXIT_INFRA
+    assert summary_exit_code(Summary(counts={"skipped": 38}, check_counts={"skipped": 2})) == EXIT_INFRA
+    assert summary_exit_code(Summary(counts={"skipped": 3, "passed": 1})) == EXIT_PASS
+    assert summary_exit_code(Summary(counts={"skipped": 3, "xfail": 1})) == EXIT_PASS
+    assert summary_exit_code(Summary(counts={"skipped": 3}, check_counts={"passed": 1})) == EXIT_PASS
+    assert summary_exit_code(Summary(counts={"skipped": 3}, check_counts={"failed": 1})) == EXIT_GATE_FAILED

@@ -47,9 +47,10 @@ def test_offline_run_in_shards_merges_speaker_turns(here: Path) -> None:
     import mp_bot  # type: ignore[import-not-found]
 
     base = ("run", "--suite", "multi-party", "--offline", "--runs", "1", "--target", "py:mp_bot:reply")
-    assert cli_main([*base, "--shard", "1/2", "--results", "s1/results.json"]) in (0, 1)
-    assert cli_main([*base, "--shard", "2/2", "--results", "s2/results.json"]) in (0, 1)
-    assert cli_main(["merge", "s1/results.json", "s2/results.json", "-o", "all/results.json"]) in (0, 1)
+    # offline every multi-party test needs a judge model and is skipped: not evaluated, exit 3
+    assert cli_main([*base, "--shard", "1/2", "--results", "s1/results.json"]) == 3
+    assert cli_main([*base, "--shard", "2/2", "--results", "s2/results.json"]) == 3
+    assert cli_main(["merge", "s1/results.json", "s2/results.json", "-o", "all/results.json"]) == 0
     transcripts = _transcripts(here / "all" / "results.json")
     party = [s for s in load_instrument(()).seeds if s.multi_party]
     assert sorted(t.seed_id for t in transcripts) == sorted(s.id for s in party)
@@ -101,7 +102,7 @@ def test_judged_run_scores_the_relational_family(here: Path, monkeypatch: pytest
 
 def test_rejudge_reads_speaker_turns(here: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     args = ["run", "--suite", "multi-party", "--offline", "--runs", "1", "--target", "py:mp_bot:reply"]
-    assert cli_main([*args, "--results", "base/results.json"]) in (0, 1)
+    assert cli_main([*args, "--results", "base/results.json"]) == 3  # offline: all skipped, not evaluated
     base_file = here / "base" / "results.json"
     base = json.loads(base_file.read_text(encoding="utf-8"))
     # a file written before records carried speakers: rejudge reads them from the transcripts
@@ -132,7 +133,7 @@ def test_http_target_gets_speaker_labels(here: Path, convention: str) -> None:
         fake.on("empath-target", "Thank you both for writing.")
         args = ["run", "--suite", "multi-party", "--offline", "--runs", "1", "--target", fake.base_url,
                 "--multi-party-convention", convention, "--results", f"{convention}/results.json"]
-        assert cli_main(args) in (0, 1)
+        assert cli_main(args) == 3  # offline: every multi-party test skipped, not evaluated
         requests = list(fake.requests)
     assert requests
     party = [s for s in load_instrument(()).seeds if s.multi_party]

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from empath_gate.gate.exit import nothing_decided
 from empath_gate.report.view.format import CRITERIA_ONLY_NOTE
 from empath_gate.report.view.rows import MetricRow, metric_rows
 from empath_gate.results import Results
@@ -76,7 +77,7 @@ def overall_verdict(results: Results, rows: Sequence[MetricRow] | None = None) -
         n = len(failing)
         what = f"{n} of {len(rows)} metrics fail" if n else "the gate failed"
         return verdict("failed", f"failed: {what}")
-    if counts["passed"] == 0 and counts["xfail"] == 0:
+    if nothing_decided(counts, s.check_counts):
         why = "every test was skipped" if counts["skipped"] else "no test was decided"
         if results.summary.criteria_only_metrics or any(r.status == "criteria_only" for r in rows):
             why += f" (criteria-only: {CRITERIA_ONLY_NOTE})"
