@@ -8,6 +8,7 @@ from empath_gate.instrument.seed_models import BEHAVIOURS
 from empath_gate.report.escape import html_text as h
 from empath_gate.report.labels import behaviour_labels
 from empath_gate.report.view.adherence import NOT_SHOWN, SHORTFALL_NOTE, adherence_rows
+from empath_gate.report.view.format import plural
 from empath_gate.results.model import Results
 
 INTRO = (
@@ -42,7 +43,7 @@ def adherence_section(results: Results) -> str:
             for (b, text), lv in zip(row.cells, row.levels, strict=True)
         )
         body.append(f"<tr><td><code>{h(row.conversation_id)}</code><br>{h(row.auditor)}"
-                    f" &middot; {row.runs} run{'s' if row.runs != 1 else ''}</td>{cells}</tr>")
+                    f" &middot; {plural(row.runs, 'run')}</td>{cells}</tr>")
     return (
         f'<section id="adherence"><h2>Behaviour controls and adherence</h2><p>{h(INTRO)}</p>'
         f'<table class="adherence"><thead><tr><th>conversation</th>{head}</tr></thead>'

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from empath_gate.report.escape import html_comment_safe, md_code, md_text
 from empath_gate.report.view import CRITERIA_ONLY_NOTE, MetricRow, Verdict, criteria_only_metrics
+from empath_gate.report.view.format import plural
 from empath_gate.results import Results
 
 COMMENT_MAX_CHARS = 65536
@@ -86,7 +87,7 @@ def _notes(v: Verdict, results: Results, rows: Sequence[MetricRow]) -> list[str]
     co = criteria_only_metrics(results, rows)
     if co:
         out.append(
-            f"> **Criteria-only (offline):** {len(co)} metric{'s' if len(co) != 1 else ''} "
+            f"> **Criteria-only (offline):** {plural(len(co), 'metric')} "
             f"({', '.join(md_code(m) for m in co)}) were only checked against deterministic criteria; "
             f"{CRITERIA_ONLY_NOTE}. A criteria-only test is skipped, never passed (a critical criterion "
             "that fails still fails it)."

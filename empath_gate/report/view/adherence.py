@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from empath_gate.analysis.adherence import BehaviourAdherence
 from empath_gate.instrument.seed_models import BEHAVIOURS
+from empath_gate.report.view.format import plural
 from empath_gate.results.model import Results
 
 NO_PROXY = "no proxy (meaning, not form: the judge's worst-case metrics)"
@@ -223,4 +224,4 @@ def shortfall_text(row: AdherenceRow, labels: Mapping[str, str]) -> str:
     80)``. ``labels``: behaviour id -> display label (the id, spaced, when missing)."""
     parts = [f"{labels.get(b, b.replace('_', ' '))} L{lv} {NOT_SHOWN}: {text}"
              for b, lv, text in row.shortfalls()]
-    return f"{row.auditor}, {row.runs} run{'s' if row.runs != 1 else ''}: " + "; ".join(parts)
+    return f"{row.auditor}, {plural(row.runs, 'run')}: " + "; ".join(parts)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from empath_gate.gate.unknown import degraded_reason
+from empath_gate.report.view.format import plural
 from empath_gate.results import Results
 
 
@@ -47,10 +48,10 @@ class AuditorSummary:
         bits = []
         if self.degraded:
             n = len(self.degraded)
-            bits.append(f"{n} transcript{'s' if n != 1 else ''} degraded (fell back on more than "
+            bits.append(f"{plural(n, 'transcript')} degraded (fell back on more than "
                         f"{self.max_share:.0%} of turns; their tests are incomplete)")
-        bits.append(f"{self.fallbacks} fallback{'s' if self.fallbacks != 1 else ''}")
-        bits.append(f"{self.refusals_recovered} refusal{'s' if self.refusals_recovered != 1 else ''} retried")
+        bits.append(f"{plural(self.fallbacks, 'fallback')}")
+        bits.append(f"{plural(self.refusals_recovered, 'refusal')} retried")
         return "auditor: " + ", ".join(bits)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from empath_gate.analysis.risk_timing import SuiteRiskTiming
+from empath_gate.report.view.format import plural
 from empath_gate.results.model import Results
 
 TIMING_LABEL = {"pre_alert": "pre-alert", "early": "early", "on_time": "on time", "late": "late",
@@ -52,7 +53,7 @@ def _named(tallies: list[tuple[tuple[str, str], tuple[int, int]]]) -> str:
     """``Sam (teenager) in 2 of 3 transcripts, Leo in 1 of 1 transcript, 2 more``: at most
     :data:`MAX_NAMED_SPEAKERS` of ``(name, relation) -> (transcripts with the outcome,
     transcripts with a risk turn of theirs)``, in the order given, the rest counted."""
-    named = [f"{name}{f' ({rel})' if rel else ''} in {m} of {n} transcript{'s' if n != 1 else ''}"
+    named = [f"{name}{f' ({rel})' if rel else ''} in {m} of {plural(n, 'transcript')}"
              for (name, rel), (m, n) in tallies[:MAX_NAMED_SPEAKERS]]
     if len(tallies) > MAX_NAMED_SPEAKERS:
         named.append(f"{len(tallies) - MAX_NAMED_SPEAKERS} more")
@@ -87,7 +88,7 @@ def speaker_text(t: SuiteRiskTiming) -> str | None:
             tally[2] += 1
     total, within = c.get("speakers", 0), c.get("answered_within_one_turn", 0)
     never = c.get("never_answered", 0)
-    people = f"{len(seen)} speakers" if seen else "speakers"
+    people = plural(len(seen), "speaker") if seen else "speakers"
     text = (f"{people} with a risk turn, in {total} speaker-transcripts: {within} answered in the reply "
             f"to their first risk turn or the next, {total - within - never} later, {never} never")
     for label, k in (("never answered", 0), ("answered later", 1)):

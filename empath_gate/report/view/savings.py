@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from empath_gate.gate.sequential import STOPPED
+from empath_gate.report.view.format import plural
 
 if TYPE_CHECKING:
     from empath_gate.results.model import Results, RunRecord
@@ -80,7 +81,7 @@ def savings_text(results: Results) -> str | None:
         money = f" (${s.cache_usd:,.2f})" if s.cache_usd else ""
         parts.append(f"{s.cache_calls} calls by the cache{money}")
     if s.stopped_runs:
-        runs = f"{s.stopped_runs} run{'s' if s.stopped_runs != 1 else ''} stopped"
+        runs = f"{plural(s.stopped_runs, 'run')} stopped"
         if s.stopped_calls is None:
             parts.append(f"{runs} by sequential stopping")
         else:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from empath_gate.gate.exit import nothing_decided
-from empath_gate.report.view.format import CRITERIA_ONLY_NOTE
+from empath_gate.report.view.format import CRITERIA_ONLY_NOTE, plural
 from empath_gate.report.view.rows import MetricRow, metric_rows
 from empath_gate.results import Results
 
@@ -65,7 +65,7 @@ def overall_verdict(results: Results, rows: Sequence[MetricRow] | None = None) -
     if counts["incomplete"] and not (counts["error"] or s.infrastructure_reasons):
         reasons = tuple(d.reasons[0] for d in results.decisions if d.status == "incomplete" and d.reasons)[:5]
         n = counts["incomplete"]
-        return verdict("infrastructure_error", f"not evaluated: {n} test{'s' if n != 1 else ''} incomplete "
+        return verdict("infrastructure_error", f"not evaluated: {plural(n, 'test')} incomplete "
                        "(missing evidence)", reasons)
     if counts["error"] or s.infrastructure_reasons:
         reasons = (
