@@ -101,6 +101,11 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def _sys_cpu() -> float:
+    """System (kernel) CPU time of this process so far, in seconds."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_stime
+
+
 def _plan(n: int, turns: int = TURNS, seed_id: str = "bench") -> list[Any]:
     from empath_gate.conversation.engine import RunSpec
     from empath_gate.instrument.models import Persona, RiskAnnotation, Seed
@@ -137,6 +142,11 @@ def _plan(n: int, turns: int = TURNS, seed_id: str = "bench") -> list[Any]:
         for r in range(runs):
             specs.append(RunSpec.build("bench", seed, persona, r, suite_max_turns=turns))
     return specs[:n]
+
+
+def _entries(cache_dir: Path) -> int:
+    """Cache entries (``*.json`` files) under ``cache_dir``."""
+    return sum(1 for _ in cache_dir.rglob("*.json"))
 
 
 def _marks(n: int) -> list[int]:
@@ -324,13 +334,13 @@ async def _timed(args: argparse.Namespace) -> dict[str, Any]:
     warm = {"warmup_s": time.perf_counter() - wall0, "warmup_cpu_s": _cpu() - cpu0,
             "warmup_calls": warm_calls}
     rss0 = _rss_mb()
-    cpu0, wall0 = _cpu(), time.perf_counter()
+    cpu0, sys0, wall0 = _cpu(), _sys_cpu(), time.perf_counter()
     if args.row == "bare":
         out = await _bare(args.base_url, args.transcripts, args.concurrency)
     else:
         out = await _engine(args.base_url, args.transcripts, args.concurrency, args.cache_dir)
     wall, cpu = time.perf_counter() - wall0, _cpu() - cpu0
-    out.update(warm, wall_s=wall, cpu_s=cpu, rss_start_mb=round(rss0, 1))
+    out.update(warm, wall_s=wall, cpu_s=cpu, sys_s=_sys_cpu() - sys0, rss_start_mb=round(rss0, 1))
     return out
 
 
@@ -338,6 +348,7 @@ def _child(args: argparse.Namespace) -> None:
     """Run one row and print its figures as one JSON line."""
     from empath_gate.llm import client
 
+    client.FREEZE_AFTER_IMPORT = not args.no_gc_freeze
     client._lib()  # import litellm (and set it up) before the clock starts, in every row
     if args.row in ("bare", "engine"):
         out = asyncio.run(_timed(args))
@@ -372,6 +383,7 @@ def _run_row(
         str(args.concurrency),
         "--latency",
         str(args.latency),
+        *(["--no-gc-freeze"] if args.no_gc_freeze else []),
     ]
     child_env = {**os.environ, **(env or {})}
     child_env.pop("CI", None)  # a local run: CI=true changes what a run demands
@@ -391,6 +403,11 @@ def main() -> None:
         "--repeat", type=int, default=3, help="interleaved repeats of bare/engine; the median is tabulated"
     )
     parser.add_argument("--no-library", action="store_true", help="skip the library entry-point row")
+    parser.add_argument(
+        "--no-gc-freeze", action="store_true",
+        help="leave what litellm's import leaves alive in the cycle collector's reach in every row "
+        "(client.FREEZE_AFTER_IMPORT = False), to measure what the freeze saves",
+    )
     parser.add_argument("--child", dest="row", choices=("bare", "engine", "inproc", "library"))
     parser.add_argument("--base-url")
     parser.add_argument("--cache-dir")
@@ -427,6 +444,8 @@ def main() -> None:
             before = len(server.requests)
             result = _run_row(row, server.base_url, args, cache_dir)
             result["server_calls"] = len(server.requests) - before - result.get("warmup_calls", 0)
+            if name == "engine":
+                result["cache_entries"] = _entries(Path(cache_dir) / "cache")
             attempts[name].append(result)
         inproc = _run_row("inproc", server.base_url, args, cache_dir)
         inproc["server_calls"] = inproc["calls"]  # no server: the callable's calls
@@ -448,6 +467,7 @@ def main() -> None:
     _table(rows, conc, lat, bound)
     _warmups(attempts, lat)
     _verdicts(rows, ideal, lat, conc)
+    _cache_share(rows["engine"], rows["bare litellm"])
     print(f"load average after: {_load()}")
 
 
@@ -514,6 +534,22 @@ def _warmups(attempts: dict[str, list[dict[str, Any]]], lat: float) -> None:
     if parts:
         print(f"un-timed warm-up call per child (wall / CPU; wall - {lat:g} s latency = the cold first-round "
               f"delay left out of the rows): " + "; ".join(parts))
+
+
+def _cache_share(eng: dict[str, Any], bare: dict[str, Any]) -> None:
+    """The kernel's share of each row's CPU per call: the engine writes one cache entry (a new
+    file, created and renamed) per call and bare litellm writes none, so the difference in system
+    CPU per call is mostly what those files cost on this filesystem. Printed, never taken off the
+    target's verdict (the cache is part of the engine's work)."""
+    calls, bare_calls = eng["server_calls"], bare["server_calls"]
+    if not calls or not bare_calls or "sys_s" not in eng or "sys_s" not in bare:
+        return
+    eng_sys, bare_sys = 1000 * eng["sys_s"] / calls, 1000 * bare["sys_s"] / bare_calls
+    eng_user = 1000 * (eng["cpu_s"] - eng["sys_s"]) / calls
+    bare_user = 1000 * (bare["cpu_s"] - bare["sys_s"]) / bare_calls
+    print(f"of which system (kernel) CPU per call: engine {eng_sys:.2f} ms, bare {bare_sys:.2f} ms "
+          f"({eng.get('cache_entries', 0)} cache entries written, one new file each); user CPU per call: "
+          f"engine {eng_user:.2f} ms, bare {bare_user:.2f} ms ({eng_user - bare_user:+.2f} ms)")
 
 
 def _met(ok: bool) -> str:
