@@ -39,8 +39,12 @@ comparison; every repeat is listed too. The load average is printed before and a
 Printed per row: wall time, its ratio to the ideal, client CPU per call (user+system time of the
 child, litellm's threads included, divided by calls), peak RSS, RSS after 25/50/75/100 % of the
 transcripts (flat = memory does not grow with finished transcripts), and the calls the server
-received. Ideal = calls x latency / concurrency (the issue's definition); with transcript slots
-instead of call slots no client could beat ceil(100 / 32) x 6 x latency (24 s), printed as well.
+received; below the table, each HTTP row's system (kernel) and user CPU per call apart (the engine
+writes one cache entry, a new file, per call; bare litellm writes none). Every row imports
+litellm through ``client._lib()``, which freezes what the import leaves alive out of the cycle
+collector; ``--no-gc-freeze`` turns that off in every row. Ideal = calls x latency / concurrency
+(the issue's definition); with transcript slots instead of call slots no client could beat
+ceil(100 / 32) x 6 x latency (24 s), printed as well.
 
 Run: ``python bench/bench_engine.py`` (about 6 minutes; ``--transcripts``, ``--concurrency``,
 ``--latency`` to vary it; ``--no-library`` skips the last rows). Targets (issue 19): engine
