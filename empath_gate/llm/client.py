@@ -111,12 +111,13 @@ _litellm: Any = None
 _providers: dict[str, ChatFn | None] = {"local": None}  # None: resolved lazily (local.chat)
 
 FREEZE_AFTER_IMPORT = True
-"""Whether :func:`_lib` calls :func:`gc.freeze` once litellm is imported (project choice, measured
-by ``bench/bench_engine.py`` on a 2-core host: one full collection over what the import leaves
-alive took 0.23-0.27 s, stalled the event loop for that long once in every ~600 calls and
-clumped the replies that arrived meanwhile; frozen, a full collection skips those objects.
-Frozen objects are never freed by the cycle collector (reference counting still frees them);
-they are module-level data that lives as long as the process anyway)."""
+"""Whether :func:`_lib` calls :func:`gc.freeze` once litellm is imported (project choice). On a
+2-core host a full collection over what the import leaves alive took 0.23-0.27 s (timed with
+:data:`gc.callbacks` during ``bench/bench_engine.py``'s plan: once in its 600 calls), stalling the
+event loop and clumping the replies that arrived meanwhile; ``bench/bench_engine.py
+--no-gc-freeze`` shows the effect. The freeze covers every object alive at that moment, litellm's
+and whatever the process already held: reference counting still frees them, but cyclic garbage
+among them is never reclaimed (a one-time, bounded cost)."""
 
 
 def _lib() -> Any:
