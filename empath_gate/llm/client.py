@@ -11,10 +11,8 @@ says it is usable, and returns a frozen :class:`Completion`.
 
 litellm is imported lazily on the first call (it takes seconds), with
 ``LITELLM_LOCAL_MODEL_COST_MAP=True`` set first (it would otherwise try to download its price
-list and retry for seconds when offline) and its telemetry and debug output off. The objects
-that import leaves alive (litellm's modules and its cost map, about 370,000 objects) are then
-moved out of the garbage collector's reach with :func:`gc.freeze`: they live as long as the
-process, and without it every full collection walks them again (:data:`FREEZE_AFTER_IMPORT`).
+list and retry for seconds when offline) and its telemetry and debug output off; what the
+import leaves alive is then frozen out of the cycle collector (:data:`FREEZE_AFTER_IMPORT`).
 
 Custom providers: :func:`register_chat_provider` exposes a plain chat function to litellm as
 ``<name>/<model>`` so it goes through this same call path, cache and cost accounting (its cost
@@ -111,18 +109,15 @@ _litellm: Any = None
 _providers: dict[str, ChatFn | None] = {"local": None}  # None: resolved lazily (local.chat)
 
 FREEZE_AFTER_IMPORT = True
-"""Whether :func:`_lib` calls :func:`gc.freeze` once litellm is imported (project choice). On a
-2-core host a full collection over what the import leaves alive took 0.23-0.27 s (timed with
-:data:`gc.callbacks` during ``bench/bench_engine.py``'s plan: once in its 600 calls), stalling the
-event loop and clumping the replies that arrived meanwhile; ``bench/bench_engine.py
---no-gc-freeze`` shows the effect. The freeze covers every object alive at that moment, litellm's
-and whatever the process already held: reference counting still frees them, but cyclic garbage
-among them is never reclaimed (a one-time, bounded cost)."""
+"""Whether :func:`_lib` calls :func:`gc.freeze` after the import (project choice): a full
+collection over the ~370,000 objects litellm leaves alive took 0.23-0.27 s on a 2-core host
+(:data:`gc.callbacks`, once in ``bench/bench_engine.py``'s 600 calls), stalling the event loop;
+``--no-gc-freeze`` there shows the effect. It freezes everything alive at that moment; only
+cyclic garbage among it is never reclaimed (a one-time, bounded cost)."""
 
 
 def _lib() -> Any:
-    """The litellm module, imported once with the cost map local and telemetry off; the objects
-    alive after the import are frozen out of the cycle collector (:data:`FREEZE_AFTER_IMPORT`)."""
+    """The litellm module, imported and set up once (module docstring, :data:`FREEZE_AFTER_IMPORT`)."""
     global _litellm
     if _litellm is not None:
         return _litellm
