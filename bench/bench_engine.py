@@ -40,7 +40,7 @@ Printed per row: wall time, its ratio to the ideal, client CPU per call (user+sy
 child, litellm's threads included, divided by calls), peak RSS, RSS after 25/50/75/100 % of the
 transcripts (flat = memory does not grow with finished transcripts), and the calls the server
 received; below the table, each HTTP row's system (kernel) and user CPU per call apart (the engine
-writes one cache entry, a new file, per call; bare litellm writes none). Every row imports
+appends one cache entry, a line of its segment file, per call; bare litellm writes none). Every row imports
 litellm through ``client._lib()``, which freezes what the import leaves alive out of the cycle
 collector; ``--no-gc-freeze`` turns that off in every row. Ideal = calls x latency / concurrency
 (the issue's definition); with transcript slots instead of call slots no client could beat
@@ -149,8 +149,10 @@ def _plan(n: int, turns: int = TURNS, seed_id: str = "bench") -> list[Any]:
 
 
 def _entries(cache_dir: Path) -> int:
-    """Cache entries (``*.json`` files) under ``cache_dir``."""
-    return sum(1 for _ in cache_dir.rglob("*.json"))
+    """Cache entries under ``cache_dir`` (each a line of a segment file)."""
+    from empath_gate.llm.cache import Cache
+
+    return len(Cache(cache_dir).entries())
 
 
 def _marks(n: int) -> list[int]:
@@ -541,9 +543,8 @@ def _warmups(attempts: dict[str, list[dict[str, Any]]], lat: float) -> None:
 
 
 def _cache_share(eng: dict[str, Any], bare: dict[str, Any]) -> None:
-    """The kernel's share of each row's CPU per call: the engine writes one cache entry (a new
-    file, created and renamed) per call and bare litellm writes none, so the difference in system
-    CPU per call is mostly what those files cost on this filesystem. Printed, never taken off the
+    """The kernel's share of each row's CPU per call: the engine appends one cache entry per call
+    (a line of its segment file) and bare litellm writes none. Printed, never taken off the
     target's verdict (the cache is part of the engine's work)."""
     calls, bare_calls = eng["server_calls"], bare["server_calls"]
     if not calls or not bare_calls or "sys_s" not in eng or "sys_s" not in bare:
@@ -552,7 +553,7 @@ def _cache_share(eng: dict[str, Any], bare: dict[str, Any]) -> None:
     eng_user = 1000 * (eng["cpu_s"] - eng["sys_s"]) / calls
     bare_user = 1000 * (bare["cpu_s"] - bare["sys_s"]) / bare_calls
     print(f"of which system (kernel) CPU per call: engine {eng_sys:.2f} ms, bare {bare_sys:.2f} ms "
-          f"({eng.get('cache_entries', 0)} cache entries written, one new file each); user CPU per call: "
+          f"({eng.get('cache_entries', 0)} cache entries written); user CPU per call: "
           f"engine {eng_user:.2f} ms, bare {bare_user:.2f} ms ({eng_user - bare_user:+.2f} ms)")
 
 

@@ -14,13 +14,14 @@ writing it (a judge reply that parses, an auditor message in character; a target
 content filter blocked is evidence and is stored), so a failure is asked again on the next run
 instead of being replayed.
 
-Layout: ``<root>/v2/<key[:2]>/<key>.json``, each file one JSON object (the stored reply).
-Writes go to a temporary file in the same directory and are renamed over the target with
-``os.replace`` (atomic on POSIX and Windows), so concurrent writers (asyncio tasks, xdist
-workers, several processes) never leave a torn file; two writers of the same key write the
-same content, and the last rename wins. A file that does not parse is treated as a miss.
-Entries of an older key format (``<root>/v1/``…) are never read; the first :class:`Cache`
-opened on a root in a process reports how many there are, in one line.
+Layout: ``<root>/v2/segments/*.seg``, append-only files of one line per entry (key, TAB, the
+stored JSON object), one file per writing process (:mod:`empath_gate.llm.segments`: why not a
+file per entry, how concurrent writers and readers meet). Writers never share a file, so
+concurrent writers (asyncio tasks, xdist workers, several processes) never tear an entry; a line
+that is not complete or does not parse is a miss, and a later write of a key wins. Entries that
+earlier releases wrote one file each (``<root>/v2/<key[:2]>/<key>.json``, same keys) are still
+read. Entries of an older key format (``<root>/v1/``…) are never read; the first
+:class:`Cache` opened on a root in a process reports how many there are, in one line.
 
 Modes: ``use`` reads and writes; ``refresh`` never reads, always writes (overwrites);
 ``off`` neither reads nor writes.
@@ -33,21 +34,19 @@ that quotes a provider key is stored with ``<redacted>`` in its place).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
-import itertools
 import json
 import os
 import re
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from empath_gate.bounded import InputLimitError, read_json
+from empath_gate.bounded import InputLimitError, current_limits, loads_json, read_json
+from empath_gate.llm.segments import read_entry, store_for
 from empath_gate.secrets import contains_secret, scrub
 from empath_gate.settings import is_secret_name
 
@@ -60,9 +59,8 @@ _OLD_FORMAT = re.compile(r"v[0-9]+")
 _KEY = re.compile(r"[0-9a-f]{64}")
 _reported_roots: set[Path] = set()
 _reported_lock = threading.Lock()
-_tmp_seq = itertools.count()  # the temporary files' names: unique per process with its pid
-_TMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-              | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))
+SEGMENTS = "segments"
+"""The folder under ``<root>/<CACHE_FORMAT>/`` that holds the segment files."""
 
 
 def canonical_json(value: object) -> str:
@@ -147,10 +145,11 @@ class Cache:
     """The reply cache under ``root`` in ``mode`` (``use`` | ``off`` | ``refresh``).
 
     ``hits``, ``misses`` and ``writes`` count this object's operations (this process only).
-    Thread- and process-safe: reads never see partial files, writes are atomic renames.
-    The first Cache of a root in a process (mode ``use`` or ``refresh``) counts the entries in
-    an older key format under ``root`` (never read) into ``old_entries`` and reports a non-zero
-    count once, in one line through ``notice`` (default: stderr); later ones leave it 0.
+    Thread- and process-safe: every Cache of a root in a process shares one segment store
+    (:func:`empath_gate.llm.segments.store_for`), whose appends never interleave with another
+    process's. The first Cache of a root in a process (mode ``use`` or ``refresh``) counts the
+    entries in an older key format under ``root`` (never read) into ``old_entries`` and reports a
+    non-zero count once, in one line through ``notice`` (default: stderr); later ones leave it 0.
     """
 
     def __init__(
@@ -168,8 +167,8 @@ class Cache:
         self.misses = 0
         self.writes = 0
         self._lock = threading.Lock()
-        self._made_dirs: set[str] = set()
         self._base = os.path.join(self.root, CACHE_FORMAT)
+        self._store = store_for(os.path.join(self._base, SEGMENTS))
         self.old_entries = 0
         if mode != "off":
             self._report_old_entries(notice or _print_line)
@@ -190,7 +189,8 @@ class Cache:
         return cache_key(key_parts)
 
     def path(self, key: str) -> Path:
-        """Where the entry of ``key`` (a sha256 hex digest) lives."""
+        """Where an entry of ``key`` (a sha256 hex digest) written by an earlier release, one
+        file per entry, lives (still read; never written). Raises ValueError for a non-key."""
         return Path(self._file(key))
 
     def _file(self, key: str) -> str:
@@ -200,19 +200,33 @@ class Cache:
         return os.path.join(self._base, key[:2], f"{key}.json")
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """The stored value of ``key``, or None (mode ``off``/``refresh``, absent, unreadable)."""
+        """The stored value of ``key``, or None (mode ``off``/``refresh``, absent, unreadable,
+        over the input limits of :mod:`empath_gate.bounded`)."""
         if self.mode != "use":
             return None
-        try:
-            value = read_json(self.path(key))
-        except (OSError, ValueError, InputLimitError):
-            value = None
+        value = self._read(key)
         with self._lock:
-            if isinstance(value, dict):
+            if value is not None:
                 self.hits += 1
                 return value
             self.misses += 1
         return None
+
+    def _read(self, key: str) -> dict[str, Any] | None:
+        """The entry of ``key`` in the segments, else in its one-file form; None when neither
+        holds a JSON object within the input limits."""
+        legacy = self._file(key)  # validates the key first
+        found = self._store.lookup(key)
+        try:
+            if found is not None:
+                data = read_entry(found, current_limits().max_json_bytes)
+                text = data.decode("utf-8") if data is not None else None
+                value = loads_json(text, found.segment) if text is not None else None
+            else:
+                value = read_json(Path(legacy))
+        except (OSError, ValueError, InputLimitError):
+            value = None
+        return value if isinstance(value, dict) else None
 
     def reject(self, key: str) -> None:
         """Count the entry of ``key`` just read by :meth:`get` as a miss: its caller could not
@@ -222,51 +236,29 @@ class Cache:
             self.misses += 1
 
     def put(self, key: str, value: Mapping[str, Any]) -> Path | None:
-        """Store ``value`` (a JSON object) under ``key`` atomically; no-op in mode ``off``.
-        Returns the file written (None when off). Raises ValueError for credential-named
-        fields, TypeError for non-JSON values. Secrets in the strings of ``value`` are
-        stored redacted (module docstring)."""
+        """Store ``value`` (a JSON object) under ``key``: one line appended to this process's
+        segment; no-op in mode ``off``. Returns the segment file written (None when off).
+        Raises ValueError for a non-key and for credential-named fields, TypeError for
+        non-JSON values, OSError when the disk refuses the write. Secrets in the strings of
+        ``value`` are stored redacted (module docstring)."""
         if self.mode == "off":
             return None
+        if not _KEY.fullmatch(key):
+            raise ValueError(f"not a cache key: {key!r}")
         _check_no_secrets(value, "cache value")
-        data = _stored_json(value).encode("utf-8")
-        target = self._file(key)
-        shard = os.path.dirname(target)
-        if shard not in self._made_dirs:  # one mkdir per shard directory, not per write
-            os.makedirs(shard, exist_ok=True)
-            self._made_dirs.add(shard)
-        tmp = _write_new(shard, key, data)
-        try:
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        segment = self._store.append(key, _stored_json(value).encode("utf-8"))
         with self._lock:
             self.writes += 1
-        return Path(target)
+        return Path(segment)
 
-
-def _write_new(shard: str, key: str, data: bytes) -> str:
-    """Write ``data`` to a new temporary file in the directory ``shard`` and return its path.
-    The name is unique per process (pid and a counter), the file created exclusively with mode
-    0600 (as :func:`tempfile.mkstemp` does, without its random names and file object); when
-    the name is taken (a stale file) or the directory was removed behind our back,
-    :func:`tempfile.mkstemp` after making the directory again."""
-    tmp = os.path.join(shard, f".{key[:16]}.{os.getpid()}-{next(_tmp_seq)}.tmp")
-    try:
-        fd = os.open(tmp, _TMP_FLAGS, 0o600)
-    except (FileExistsError, FileNotFoundError):
-        os.makedirs(shard, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", suffix=".tmp", dir=shard)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-    except BaseException:
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    os.close(fd)
-    return tmp
+    def entries(self) -> dict[str, dict[str, Any]]:
+        """Every readable entry, ``{key: value}``: the segments' (the latest per key) and the
+        one-file entries of earlier releases that no segment overrides."""
+        found: dict[str, dict[str, Any]] = {}
+        for legacy in sorted(Path(self._base).glob("*/*.json")):
+            if _KEY.fullmatch(legacy.stem) and (value := self._read(legacy.stem)) is not None:
+                found[legacy.stem] = value
+        for key in self._store.stored_keys():
+            if (value := self._read(key)) is not None:
+                found[key] = value
+        return found

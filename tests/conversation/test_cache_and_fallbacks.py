@@ -34,7 +34,8 @@ def test_http_target_key_holds_non_secret_headers_never_credentials(
     assert run("Bearer token-two-def", "staging") == ["hit"]  # a rotated credential: same bot
     assert run("Bearer token-one-abc", "canary") == ["miss"]  # another deployment: asked again
     assert len(fake_openai.requests) == 2
-    text = " ".join(p.read_text(encoding="utf-8") for p in (tmp_path / "cache").rglob("*.json"))
+    text = " ".join(p.read_text(encoding="utf-8") for p in (tmp_path / "cache").rglob("*.seg"))
+    assert text.count("\n") == 2  # the two replies asked for
     assert "token-one" not in text and "token-two" not in text
 
 

@@ -22,6 +22,7 @@ from empath_gate.conversation.template_target import TemplateTarget
 from empath_gate.conversation.transcript import Transcript
 from empath_gate.errors import ConfigError
 from empath_gate.llm.accounting import Ledger, ledger_session
+from empath_gate.llm.cache import Cache
 from empath_gate.settings import RoleSettings, Settings
 from empath_gate.testing.fake_bot import SESSION_HEADER, FakeBot
 from empath_gate.testing.scenarios import compose_reply
@@ -279,11 +280,11 @@ def test_a_json_answer_to_a_stream_request_says_it_carried_no_event(bot: FakeBot
 def test_a_cache_entry_this_version_cannot_read_is_a_miss(bot: FakeBot, tmp_path: Path) -> None:
     settings = settings_for(tmp_path, bot.url, JSON_TEMPLATE, target_version="v1")
     run(settings)
-    entries = sorted((tmp_path / "cache").rglob("*.json"))
+    cache = Cache(tmp_path / "cache")
+    entries = cache.entries()
     assert len(entries) == 3
-    for path in entries:
-        path.write_text(json.dumps({"content": "x", "events": [{"kind": "nonsense", "role": "target"}]}),
-                        encoding="utf-8")
+    for key in entries:  # a later write of a key wins
+        cache.put(key, {"content": "x", "events": [{"kind": "nonsense", "role": "target"}]})
     [t], _ = run(settings)
     assert t.status == "complete" and cache_states(t) == ["miss"] * 3 and len(bot.requests) == 6
 

@@ -99,7 +99,7 @@ def test_a_fault_free_rerun_asks_again_instead_of_replaying_the_failure(
     [cut] = judge(instrument, t, ["harmful_response"], settings, cache=cache)
     assert failed.failure is not None and failed.failure.reason == "parse_error"
     assert cut.failure is not None and cut.failure.reason == "truncated"
-    assert not list(tmp_path.rglob("*.json"))  # nothing unusable was stored
+    assert cache.entries() == {}  # nothing unusable was stored
     # the faults are gone: the re-run asks the judge again and gets a verdict
     def answer(req: FakeRequest) -> str:
         metric = "harmful_response" if "## harmful_response" in req.system else "crisis_detection"
@@ -125,7 +125,7 @@ def test_a_reask_that_succeeds_is_cached_under_its_own_seed(
     t = make_transcript("risk-es", "es-MX", RISK_ES)
     [v] = judge(instrument, t, ["crisis_detection"], server.settings(), cache=cache)
     assert [a.failure for a in v.judge_attempts] == ["parse_error", None]
-    assert len(list(tmp_path.rglob("*.json"))) == 1
+    assert len(cache.entries()) == 1
     # the re-run asks the first seed again (its failure was not stored): now it parses
     [rerun] = judge(instrument, t, ["crisis_detection"], server.settings(), cache=cache)
     assert [a.failure for a in rerun.judge_attempts] == [None] and len(server.requests()) == 3

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from empath_gate.llm.cache import Cache, cache_key, canonical_json
+from empath_gate.llm.cache import CACHE_FORMAT, Cache, cache_key, canonical_json
 
 BASE: dict[str, Any] = {
     "role": "target",
@@ -71,7 +71,7 @@ def test_credentials_are_never_keyed_or_stored(tmp_path: Path) -> None:
     cache = Cache(tmp_path)
     with pytest.raises(ValueError, match="credential"):
         cache.put(cache_key(BASE), {"content": "x", "headers": {"Authorization": "Bearer x"}})
-    assert not list(tmp_path.rglob("*.json"))
+    assert cache.entries() == {} and not list(tmp_path.rglob("*.seg"))
 
 
 def test_use_mode_round_trip(tmp_path: Path) -> None:
@@ -79,11 +79,13 @@ def test_use_mode_round_trip(tmp_path: Path) -> None:
     key = cache_key(BASE)
     assert cache.get(key) is None
     path = cache.put(key, {"content": "hola, aquí estoy", "usage": {"prompt_tokens": 3}})
-    assert path is not None and path.is_file() and path.name == f"{key}.json"
-    assert "aquí" in path.read_text(encoding="utf-8")  # UTF-8, not ASCII-escaped
+    assert path is not None and path.is_file() and path.suffix == ".seg"
+    assert path.parent == tmp_path / "c" / CACHE_FORMAT / "segments"
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith(f"{key}\t") and "aquí" in text  # UTF-8, not ASCII-escaped
     assert cache.get(key) == {"content": "hola, aquí estoy", "usage": {"prompt_tokens": 3}}
     assert (cache.hits, cache.misses, cache.writes) == (1, 1, 1)
-    assert not [p for p in (tmp_path / "c").rglob("*.tmp")]
+    assert oct(path.stat().st_mode & 0o777) == oct(0o600)
 
 
 def test_refresh_mode_writes_without_reading(tmp_path: Path) -> None:
@@ -128,7 +130,7 @@ def _writer(root: str, worker: int, n: int) -> None:
 
 def test_concurrent_writers_in_several_processes(tmp_path: Path) -> None:
     """Four processes (like xdist workers) write the same and their own keys at once: every
-    entry parses, none is torn, no temporary file is left behind."""
+    entry parses, none is torn, each process appended to a segment of its own."""
     ctx = multiprocessing.get_context("spawn")
     procs = [ctx.Process(target=_writer, args=(str(tmp_path), w, 60)) for w in range(4)]
     for p in procs:
@@ -141,8 +143,10 @@ def test_concurrent_writers_in_several_processes(tmp_path: Path) -> None:
         assert cache.get(cache_key({"shared": i})) == {"content": "x" * 20000, "i": i}
         for w in range(4):
             assert cache.get(cache_key({"worker": w, "i": i})) == {"content": f"{w}-{i}"}
-    assert not list(tmp_path.rglob("*.tmp"))
-    assert len(list(tmp_path.rglob("*.json"))) == 60 + 4 * 60
+    assert len(cache.entries()) == 60 + 4 * 60
+    segments = list(tmp_path.rglob("*.seg"))
+    assert len(segments) == 4
+    assert sum(p.read_bytes().count(b"\n") for p in segments) == 4 * 2 * 60
 
 
 @pytest.mark.parametrize(
@@ -168,7 +172,7 @@ def test_stored_entry_is_the_scrubbed_json_of_the_value(tmp_path: Path, value: d
     path = cache.put("ab" * 32, value)
     assert path is not None
     text = path.read_text(encoding="utf-8")
-    assert text == canonical_json(scrub(dict(value)))
+    assert text == "ab" * 32 + "\t" + canonical_json(scrub(dict(value))) + "\n"
     assert "sk-abc" not in text and "sk-zzz" not in text and "pw@" not in text and "0123\"" not in text
 
 

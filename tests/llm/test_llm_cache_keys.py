@@ -27,8 +27,14 @@ def call(rs: RoleSettings, cache: Cache | None, *, role: str = "target", **kw: A
     return asyncio.run(complete(role, rs, MSGS, seed=7, cache=cache, cache_extra={"run": 0}, **kw))
 
 
-def entries(root: Path) -> list[Path]:
-    return sorted(root.rglob("*.json"))
+def entries(root: Path) -> dict[str, dict[str, Any]]:
+    return Cache(root).entries()
+
+
+def files(root: Path) -> list[Path]:
+    found = sorted(p for p in root.rglob("*") if p.is_file())
+    assert found, f"nothing written under {root}"
+    return found
 
 
 # --------------------------------------------------------------------------- the endpoint
@@ -80,7 +86,8 @@ def test_headers_key_by_name_and_value_digest_credentials_left_out(
     other = call(rs, cache, headers={"X-Tenant": "south", "Authorization": "Bearer secret-one-123"})
     assert (other.cache, other.content) == ("miss", "second")
     assert call(rs, cache, headers={"X-Tenant": "north", "X-Extra": "1"}).cache == "miss"
-    for path in entries(tmp_path):
+    assert len(entries(tmp_path)) == 3
+    for path in files(tmp_path):
         text = path.read_text(encoding="utf-8")
         assert "secret-one" not in text and "secret-two" not in text and "north" not in text
 
@@ -183,7 +190,7 @@ def test_old_format_entries_are_ignored_with_one_line(fake_openai: FakeOpenAISer
     assert len(lines) == 1
     fake_openai.on(M, "new")
     assert call(fake_openai.role_settings(M), cache).cache == "miss"  # never read
-    assert old_format_entries(tmp_path) == 3 and len(list((tmp_path / CACHE_FORMAT).rglob("*.json"))) == 1
+    assert old_format_entries(tmp_path) == 3 and len(entries(tmp_path)) == 1
 
 
 def test_no_line_without_old_entries_and_stderr_by_default(

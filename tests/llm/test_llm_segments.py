@@ -1,0 +1,122 @@
+"""The cache's segment files: torn lines, other processes' entries, one-file entries of earlier
+releases, a failed write (``empath_gate.llm.segments``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from empath_gate.llm import segments
+from empath_gate.llm.cache import CACHE_FORMAT, SEGMENTS, Cache, cache_key
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _key(i: int) -> str:
+    return cache_key({"i": i})
+
+
+def test_a_torn_or_foreign_line_is_a_miss_and_the_lines_after_it_still_read(tmp_path: Path) -> None:
+    folder = tmp_path / CACHE_FORMAT / SEGMENTS
+    folder.mkdir(parents=True)
+    good = json.dumps({"content": "kept"})
+    (folder / "00000000000000000001-1-aaaaaaaa.seg").write_text(
+        f"{_key(1)}\t{{\"content\": \"to\n"  # cut mid-value: a line of its own, not JSON
+        f"not a key\t{good}\n"
+        f"{_key(2)}\t{good}\n"
+        f"{_key(3)}\t{good}",  # no LF: a writer still at it, or one that crashed
+        encoding="utf-8",
+    )
+    cache = Cache(tmp_path)
+    assert cache.get(_key(1)) is None and cache.get(_key(3)) is None
+    assert cache.get(_key(2)) == {"content": "kept"}
+    assert set(cache.entries()) == {_key(2)}
+    assert (cache.hits, cache.misses) == (1, 2)
+
+
+def test_a_later_write_of_a_key_wins_in_and_across_processes(tmp_path: Path) -> None:
+    first, again = Cache(tmp_path), Cache(tmp_path)
+    first.put(_key(1), {"content": "old"})
+    again.put(_key(1), {"content": "new"})  # the same process's store: one segment, indexed as written
+    assert first.get(_key(1)) == {"content": "new"}
+    assert len(list(tmp_path.rglob("*.seg"))) == 1
+    code = (
+        "import sys; from empath_gate.llm.cache import Cache, cache_key; "
+        "c = Cache(sys.argv[1]); print(c.get(cache_key({'i': 1}))['content']); "
+        "c.put(cache_key({'i': 1}), {'content': 'newest'}); c.put(cache_key({'i': 2}), {'content': 'two'})"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True,
+                         cwd=REPO, check=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert out.stdout.strip() == "new"  # the other process read this one's entry
+    # its segment is newer: seen on this process's next miss, and its write of key 1 wins
+    assert first.get(_key(2)) == {"content": "two"}
+    assert first.get(_key(1)) == {"content": "newest"}
+    assert Cache(tmp_path).entries() == {_key(1): {"content": "newest"}, _key(2): {"content": "two"}}
+
+
+def test_one_file_entries_of_earlier_releases_are_still_read(tmp_path: Path) -> None:
+    cache = Cache(tmp_path)
+    legacy = cache.path(_key(1))
+    legacy.parent.mkdir(parents=True)
+    legacy.write_text(json.dumps({"content": "from before"}), encoding="utf-8")
+    assert cache.get(_key(1)) == {"content": "from before"}
+    cache.put(_key(1), {"content": "rewritten"})
+    assert cache.get(_key(1)) == {"content": "rewritten"}
+    assert legacy.is_file()  # never written or removed
+    assert Cache(tmp_path).entries() == {_key(1): {"content": "rewritten"}}
+
+
+def test_an_entry_over_the_json_size_limit_is_a_miss(tmp_path: Path) -> None:
+    from empath_gate.bounded import InputLimits, configure_limits, current_limits
+
+    cache = Cache(tmp_path)
+    cache.put(_key(1), {"content": "x" * 5000})
+    before = current_limits()
+    configure_limits(InputLimits(max_json_bytes=1000))
+    try:
+        assert cache.get(_key(1)) is None
+    finally:
+        configure_limits(before)
+    assert cache.get(_key(1)) == {"content": "x" * 5000}
+
+
+def test_a_failed_write_closes_the_segment_and_the_next_starts_a_new_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cache = Cache(tmp_path)
+    cache.put(_key(1), {"content": "one"})
+    real_write = os.write
+
+    def half(fd: int, data: memoryview | bytes) -> int:
+        real_write(fd, bytes(data)[: len(data) // 2])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(segments.os, "write", half)
+    with pytest.raises(OSError, match="No space"):
+        cache.put(_key(2), {"content": "two"})
+    monkeypatch.setattr(segments.os, "write", real_write)
+    cache.put(_key(3), {"content": "three"})
+    assert len(list(tmp_path.rglob("*.seg"))) == 2
+    fresh = segments.SegmentStore(str(tmp_path / CACHE_FORMAT / SEGMENTS))  # as a new process sees it
+    assert sorted(fresh.stored_keys()) == sorted([_key(1), _key(3)])
+    assert cache.get(_key(2)) is None and cache.get(_key(3)) == {"content": "three"}
+
+
+def test_a_forked_child_writes_a_segment_of_its_own(tmp_path: Path) -> None:
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    cache = Cache(tmp_path)
+    cache.put(_key(1), {"content": "parent"})
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's exit code is the assertion
+        Cache(tmp_path).put(_key(2), {"content": "child"})
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert len(list(tmp_path.rglob("*.seg"))) == 2
+    assert Cache(tmp_path).get(_key(2)) == {"content": "child"}
