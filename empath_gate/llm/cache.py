@@ -57,6 +57,7 @@ the endpoint, the request headers and the local weights, and stored failed repli
 
 _OLD_FORMAT = re.compile(r"v[0-9]+")
 _KEY = re.compile(r"[0-9a-f]{64}")
+_SHARD = re.compile(r"[0-9a-f]{2}")
 _reported_roots: set[Path] = set()
 _reported_lock = threading.Lock()
 SEGMENTS = "segments"
@@ -169,6 +170,7 @@ class Cache:
         self._lock = threading.Lock()
         self._base = os.path.join(self.root, CACHE_FORMAT)
         self._store = store_for(os.path.join(self._base, SEGMENTS))
+        self._has_one_file_entries: bool | None = None  # known at the first miss
         self.old_entries = 0
         if mode != "off":
             self._report_old_entries(notice or _print_line)
@@ -222,11 +224,24 @@ class Cache:
                 data = read_entry(found, current_limits().max_json_bytes)
                 text = data.decode("utf-8") if data is not None else None
                 value = loads_json(text, found.segment) if text is not None else None
-            else:
+            elif self._one_file_entries():
                 value = read_json(Path(legacy))
+            else:
+                value = None
         except (OSError, ValueError, InputLimitError):
             value = None
         return value if isinstance(value, dict) else None
+
+    def _one_file_entries(self) -> bool:
+        """Whether ``<root>/v2/`` holds a shard folder of one-file entries (listed once per
+        Cache: a cache that has none is not probed for each key it misses)."""
+        if self._has_one_file_entries is None:
+            try:
+                names = os.listdir(self._base)
+            except OSError:
+                names = []
+            self._has_one_file_entries = any(_SHARD.fullmatch(n) for n in names)
+        return self._has_one_file_entries
 
     def reject(self, key: str) -> None:
         """Count the entry of ``key`` just read by :meth:`get` as a miss: its caller could not

@@ -96,10 +96,10 @@ def test_a_failed_write_closes_the_segment_and_the_next_starts_a_new_one(
         real_write(fd, bytes(data)[: len(data) // 2])
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(segments.os, "write", half)
+    monkeypatch.setattr(os, "write", half)  # segments call os.write
     with pytest.raises(OSError, match="No space"):
         cache.put(_key(2), {"content": "two"})
-    monkeypatch.setattr(segments.os, "write", real_write)
+    monkeypatch.setattr(os, "write", real_write)
     cache.put(_key(3), {"content": "three"})
     assert len(list(tmp_path.rglob("*.seg"))) == 2
     fresh = segments.SegmentStore(str(tmp_path / CACHE_FORMAT / SEGMENTS))  # as a new process sees it
@@ -120,3 +120,18 @@ def test_a_forked_child_writes_a_segment_of_its_own(tmp_path: Path) -> None:
     assert os.waitstatus_to_exitcode(status) == 0
     assert len(list(tmp_path.rglob("*.seg"))) == 2
     assert Cache(tmp_path).get(_key(2)) == {"content": "child"}
+
+
+def test_a_cache_without_one_file_entries_is_not_probed_for_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from empath_gate.llm import cache as cache_mod
+
+    opened: list[Path] = []
+    monkeypatch.setattr(cache_mod, "read_json", lambda path: opened.append(path))
+    fresh = Cache(tmp_path / "fresh")
+    fresh.put(_key(1), {"content": "one"})
+    assert fresh.get(_key(2)) is None and fresh.get(_key(3)) is None and opened == []
+    old = Cache(tmp_path / "old")
+    old.path(_key(9)).parent.mkdir(parents=True)  # a shard folder of an earlier release
+    assert old.get(_key(2)) is None and opened == [old.path(_key(2))]
