@@ -18,7 +18,8 @@ Layout: ``<root>/v2/segments/*.seg``, append-only files of one line per entry (k
 stored JSON object), one file per writing process (:mod:`empath_gate.llm.segments`: why not a
 file per entry, how concurrent writers and readers meet). Writers never share a file, so
 concurrent writers (asyncio tasks, xdist workers, several processes) never tear an entry; a line
-that is not complete or does not parse is a miss, and a later write of a key wins. Entries that
+that is not complete or does not parse is a miss, and in a process a later write of a key wins
+(across processes, the entry of the segment created later). Entries that
 earlier releases wrote one file each (``<root>/v2/<key[:2]>/<key>.json``, same keys) are still
 read. Entries of an older key format (``<root>/v1/``…) are never read; the first
 :class:`Cache` opened on a root in a process reports how many there are, in one line.
@@ -169,7 +170,7 @@ class Cache:
         self.writes = 0
         self._lock = threading.Lock()
         self._base = os.path.join(self.root, CACHE_FORMAT)
-        self._store = store_for(os.path.join(self._base, SEGMENTS))
+        self._segments = os.path.abspath(os.path.join(self._base, SEGMENTS))
         self._has_one_file_entries: bool | None = None  # known at the first miss
         self.old_entries = 0
         if mode != "off":
@@ -217,9 +218,9 @@ class Cache:
     def _read(self, key: str) -> dict[str, Any] | None:
         """The entry of ``key`` in the segments, else in its one-file form; None when neither
         holds a JSON object within the input limits."""
-        legacy = self._file(key)  # validates the key first
-        found = self._store.lookup(key)
         try:
+            legacy = self._file(key)  # validates the key first
+            found = store_for(self._segments).lookup(key)
             if found is not None:
                 data = read_entry(found, current_limits().max_json_bytes)
                 text = data.decode("utf-8") if data is not None else None
@@ -261,7 +262,7 @@ class Cache:
         if not _KEY.fullmatch(key):
             raise ValueError(f"not a cache key: {key!r}")
         _check_no_secrets(value, "cache value")
-        segment = self._store.append(key, _stored_json(value).encode("utf-8"))
+        segment = store_for(self._segments).append(key, _stored_json(value).encode("utf-8"))
         with self._lock:
             self.writes += 1
         return Path(segment)
@@ -273,7 +274,7 @@ class Cache:
         for legacy in sorted(Path(self._base).glob("*/*.json")):
             if _KEY.fullmatch(legacy.stem) and (value := self._read(legacy.stem)) is not None:
                 found[legacy.stem] = value
-        for key in self._store.stored_keys():
+        for key in store_for(self._segments).stored_keys():
             if (value := self._read(key)) is not None:
                 found[key] = value
         return found

@@ -107,19 +107,88 @@ def test_a_failed_write_closes_the_segment_and_the_next_starts_a_new_one(
     assert cache.get(_key(2)) is None and cache.get(_key(3)) == {"content": "three"}
 
 
-def test_a_forked_child_writes_a_segment_of_its_own(tmp_path: Path) -> None:
+@pytest.mark.parametrize("inherited", [False, True])
+def test_a_forked_child_writes_a_segment_of_its_own(tmp_path: Path, inherited: bool) -> None:
+    """Also through the Cache object it inherited: the parent's entries stay the parent's."""
     if not hasattr(os, "fork"):
         pytest.skip("no fork on this platform")
     cache = Cache(tmp_path)
     cache.put(_key(1), {"content": "parent"})
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child's exit code is the assertion
-        Cache(tmp_path).put(_key(2), {"content": "child"})
+        (cache if inherited else Cache(tmp_path)).put(_key(2), {"content": "child reply, longer"})
         os._exit(0)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert len(list(tmp_path.rglob("*.seg"))) == 2
-    assert Cache(tmp_path).get(_key(2)) == {"content": "child"}
+    cache.put(_key(3), {"content": "parent again"})
+    assert cache.get(_key(1)) == {"content": "parent"}
+    assert cache.get(_key(3)) == {"content": "parent again"}
+    assert cache.get(_key(2)) == {"content": "child reply, longer"}
+
+
+def test_lines_another_process_appends_to_a_segment_already_indexed_are_seen(tmp_path: Path) -> None:
+    folder = tmp_path / CACHE_FORMAT / SEGMENTS
+    folder.mkdir(parents=True)
+    foreign = folder / "00000000000000000001-99999-aaaaaaaa.seg"  # a live writer's segment
+    foreign.write_text(f"{_key(1)}\t{{\"content\": \"one\"}}\n", encoding="utf-8")
+    cache = Cache(tmp_path)
+    assert cache.get(_key(1)) == {"content": "one"}
+    assert cache.get(_key(2)) is None
+    with foreign.open("a", encoding="utf-8") as f:  # the folder's time does not move
+        f.write(f"{_key(2)}\t{{\"content\": \"two\"}}\n")
+    assert cache.get(_key(2)) == {"content": "two"}
+
+
+def test_a_removed_root_is_made_again_by_the_next_write(tmp_path: Path) -> None:
+    import shutil
+
+    cache = Cache(tmp_path / "c")
+    cache.put(_key(1), {"content": "one"})
+    shutil.rmtree(tmp_path / "c")
+    Cache(tmp_path / "c").put(_key(2), {"content": "two"})
+    assert cache.get(_key(2)) == {"content": "two"} and cache.get(_key(1)) is None
+    assert len(list((tmp_path / "c").rglob("*.seg"))) == 1
+
+
+def test_no_descriptor_stays_open_per_root(tmp_path: Path) -> None:
+    fds = Path("/proc/self/fd")
+    if not fds.is_dir():
+        pytest.skip("no /proc/self/fd here")
+    before = len(list(fds.iterdir()))
+    for i in range(40):
+        cache = Cache(tmp_path / str(i))
+        cache.put(_key(i), {"content": str(i)})
+        assert cache.get(_key(i)) == {"content": str(i)}
+    assert len(list(fds.iterdir())) <= before
+
+
+def test_an_invalid_key_is_a_miss_to_get_and_an_error_to_put(tmp_path: Path) -> None:
+    cache = Cache(tmp_path)
+    assert cache.get("0F" * 32) is None and cache.misses == 1
+    with pytest.raises(ValueError, match="not a cache key"):
+        cache.put("0F" * 32, {"content": "x"})
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 65, 66, 1 << 20])
+def test_scanning_finds_the_same_lines_whatever_the_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """Lines longer than a chunk, lines cut at the key, junk, an unfinished last line."""
+    import io
+
+    big = json.dumps({"content": "y" * 3000})
+    lines = [f"{_key(1)}\t{big}\n", "junk\n", f"{_key(2)}\t{{}}\n", "\n", f"{_key(3)}\t\n",
+             f"{_key(4)}x{{}}\n", f"{_key(5)}\t{{\"a\": 1}}\n", f"{_key(6)}\t{{\"cut"]
+    data = "".join(lines).encode("utf-8")
+    monkeypatch.setattr(segments, "_READ_CHUNK", chunk)
+    out = list(segments.scan_lines(io.BytesIO(data), 0))
+    found = {k: data[o:o + n] for k, o, n in out[:-1]}  # type: ignore[misc]
+    assert found == {_key(1): big.encode(), _key(2): b"{}", _key(5): b'{"a": 1}'}
+    assert out[-1] == data.index(_key(6).encode())
+    tail = data.index(_key(2).encode())
+    again = list(segments.scan_lines(io.BytesIO(data[tail:]), tail))
+    assert [x[0] for x in again[:-1]] == [_key(2), _key(5)] and again[-1] == out[-1]  # type: ignore[index]
 
 
 def test_a_cache_without_one_file_entries_is_not_probed_for_them(
