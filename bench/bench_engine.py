@@ -470,11 +470,25 @@ def main() -> None:
                 for r in attempts[name]
             )
             print(f"  {name} repeats (wall / CPU per call): {runs}")
+        _paired(attempts["bare litellm"], attempts["engine"])
     _table(rows, conc, lat, bound)
     _warmups(attempts, lat)
     _verdicts(rows, ideal, lat, conc)
     _cache_share(rows["engine"], rows["bare litellm"])
     print(f"load average after: {_load()}")
+
+
+def _paired(bare: list[dict[str, Any]], engine: list[dict[str, Any]]) -> None:
+    """Engine minus bare CPU per call within each interleaved repeat (the two run back to back,
+    so a drift of the host's speed over the bench cancels in the pair): median and range.
+    Printed beside the medians' difference, which decides the verdict."""
+    diffs = sorted(
+        1000 * (e["cpu_s"] / max(1, e["server_calls"]) - b["cpu_s"] / max(1, b["server_calls"]))
+        for b, e in zip(bare, engine, strict=True)
+    )
+    mid = (diffs[(len(diffs) - 1) // 2] + diffs[len(diffs) // 2]) / 2
+    print(f"  engine - bare CPU per call, paired by repeat: median {mid:+.2f} ms "
+          f"(from {diffs[0]:+.2f} to {diffs[-1]:+.2f} ms over {len(diffs)} pairs)")
 
 
 def _load() -> str:
