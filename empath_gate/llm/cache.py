@@ -19,10 +19,10 @@ stored JSON object), one file per writing process (:mod:`empath_gate.llm.segment
 file per entry, how concurrent writers and readers meet). Writers never share a file, so
 concurrent writers (asyncio tasks, xdist workers, several processes) never tear an entry; a line
 that is not complete or does not parse is a miss, and in a process a later write of a key wins
-(across processes, the entry of the segment created later). Entries that
-earlier releases wrote one file each (``<root>/v2/<key[:2]>/<key>.json``, same keys) are still
-read. Entries of an older key format (``<root>/v1/``…) are never read; the first
-:class:`Cache` opened on a root in a process reports how many there are, in one line.
+(across processes, the entry of the segment created later). Entries that earlier releases
+wrote one file each (``<root>/v2/<key[:2]>/<key>.json``, same keys) are still read. Entries
+of an older key format (``<root>/v1/``…) are never read; the first :class:`Cache` opened on a
+root in a process reports how many there are, in one line.
 
 Modes: ``use`` reads and writes; ``refresh`` never reads, always writes (overwrites);
 ``off`` neither reads nor writes.
@@ -170,7 +170,7 @@ class Cache:
         self.writes = 0
         self._lock = threading.Lock()
         self._base = os.path.join(self.root, CACHE_FORMAT)
-        self._segments = os.path.abspath(os.path.join(self._base, SEGMENTS))
+        self._segments = os.path.realpath(os.path.join(self._base, SEGMENTS))
         self._has_one_file_entries: bool | None = None  # known at the first miss
         self.old_entries = 0
         if mode != "off":
@@ -269,8 +269,10 @@ class Cache:
 
     def entries(self) -> dict[str, dict[str, Any]]:
         """Every readable entry, ``{key: value}``: the segments' (the latest per key) and the
-        one-file entries of earlier releases that no segment overrides."""
+        one-file entries of earlier releases that no segment overrides; ``{}`` in mode ``off``."""
         found: dict[str, dict[str, Any]] = {}
+        if self.mode == "off":
+            return found
         for legacy in sorted(Path(self._base).glob("*/*.json")):
             if _KEY.fullmatch(legacy.stem) and (value := self._read(legacy.stem)) is not None:
                 found[legacy.stem] = value

@@ -20,7 +20,8 @@ line included). When the segment or its folder was removed, the next append make
 
 Readers index every segment in name order on first use, then their own appends as they write
 them; in one process a later write of a key wins. Across processes the entry of the segment
-created later wins (same inputs, so either is a valid reply for the key). On a lookup that
+created later wins (same inputs, so either is a valid reply for the key): a line read from an
+older segment never replaces an entry indexed from a newer one or written by this process. On a lookup that
 misses, the store checks (one ``stat`` each) the folder, for segments added since it was listed
 (its modification time), and every other process's segment that was written to within the last
 :data:`LIVE_S`, for lines appended since: entries that a concurrent run stores become visible at
@@ -86,8 +87,10 @@ class Location:
 
 
 def store_for(folder: str) -> SegmentStore:
-    """The calling process's one :class:`SegmentStore` of ``folder`` (an absolute path), made on
-    first use; a forked child gets its own (its parent's is never written to from the child)."""
+    """The calling process's one :class:`SegmentStore` of ``folder`` (an absolute path with no
+    symbolic link: :func:`os.path.realpath`), made on first use and kept for the process's life
+    (its index included); a forked child gets its own (its parent's is never written to from
+    the child)."""
     ident = (folder, os.getpid())
     with _stores_lock:
         store = _stores.get(ident)
@@ -160,16 +163,17 @@ class SegmentStore:
         line = b"".join((key.encode("ascii"), b"\t", body, b"\n"))
         with self._lock:
             fd = self._open()
+            offset = self._size
             try:
-                offset = self._size
-                view = memoryview(line)
-                while view:
-                    view = view[os.write(fd, view):]
+                try:
+                    view = memoryview(line)
+                    while view:
+                        view = view[os.write(fd, view):]
+                finally:
+                    os.close(fd)
             except BaseException:
-                self._segment = None
+                self._segment = None  # the line may be torn or its end unknown: a new segment
                 raise
-            finally:
-                os.close(fd)
             self._size += len(line)
             segment = self._segment
             assert segment is not None
@@ -251,7 +255,9 @@ class SegmentStore:
                     for found in scan_lines(f, done):
                         if isinstance(found, int):
                             done = found
-                        else:
+                            continue
+                        held = self._index.get(found[0])
+                        if held is None or held.segment <= path:  # an older segment never wins
                             self._index[found[0]] = Location(path, found[1], found[2])
             except OSError:
                 continue

@@ -204,3 +204,49 @@ def test_a_cache_without_one_file_entries_is_not_probed_for_them(
     old = Cache(tmp_path / "old")
     old.path(_key(9)).parent.mkdir(parents=True)  # a shard folder of an earlier release
     assert old.get(_key(2)) is None and opened == [old.path(_key(2))]
+
+
+def test_an_older_runs_entry_never_replaces_this_process_write(tmp_path: Path) -> None:
+    """A refresh run writes before it ever reads: the older segment, indexed later, loses."""
+    folder = tmp_path / CACHE_FORMAT / SEGMENTS
+    folder.mkdir(parents=True)
+    (folder / "00000000000000000001-99999-aaaaaaaa.seg").write_text(
+        f"{_key(1)}\t{{\"content\": \"old run\"}}\n", encoding="utf-8")
+    Cache(tmp_path, mode="refresh").put(_key(1), {"content": "this run"})
+    cache = Cache(tmp_path)
+    assert cache.get(_key(2)) is None  # a miss indexes the folder
+    assert cache.get(_key(1)) == {"content": "this run"}
+    assert cache.entries()[_key(1)] == {"content": "this run"}
+
+
+def test_a_root_reached_through_a_symlink_shares_one_store(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "alias").symlink_to(tmp_path / "real")
+    a, b = Cache(tmp_path / "real"), Cache(tmp_path / "alias")
+    a.put(_key(1), {"content": "first"})
+    b.put(_key(1), {"content": "second"})
+    assert a.get(_key(1)) == b.get(_key(1)) == {"content": "second"}
+
+
+def test_a_failed_close_starts_a_new_segment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = Cache(tmp_path)
+    cache.put(_key(1), {"content": "one"})
+    real_close = os.close
+
+    def failing(fd: int) -> None:
+        real_close(fd)
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "close", failing)
+    with pytest.raises(OSError, match="Input/output"):
+        cache.put(_key(2), {"content": "two"})
+    monkeypatch.setattr(os, "close", real_close)
+    cache.put(_key(3), {"content": "three, after the failure"})
+    assert cache.get(_key(3)) == {"content": "three, after the failure"}
+    assert len(list(tmp_path.rglob("*.seg"))) == 2
+
+
+def test_mode_off_reads_nothing_not_even_entries(tmp_path: Path) -> None:
+    Cache(tmp_path).put(_key(1), {"content": "one"})
+    assert Cache(tmp_path, mode="off").entries() == {}
+    assert Cache(tmp_path).entries() == {_key(1): {"content": "one"}}
