@@ -28,6 +28,7 @@ import csv
 import io
 import json
 import os
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -256,14 +257,34 @@ def read_csv(path: Path, limits: InputLimits | None = None) -> Iterator[tuple[in
     return iter_csv(read_text(path, lim), str(path), lim)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+REPLACEMENT_CHARACTER = "\ufffd"
+"""U+FFFD, what an ill-formed code unit sequence is shown as (The Unicode Standard, ch. 3.9,
+"U+FFFD Substitution of Maximal Subparts")."""
+
+
+def well_formed(text: str) -> str:
+    """``text`` with every surrogate code point (U+D800 to U+DFFF) replaced by U+FFFD, so it can
+    be written as UTF-8; ``text`` itself when it has none. A JSON body carries one as a lone
+    ``\\ud83d`` escape, for example when a bot cut its reply inside an emoji by UTF-16 units
+    (a valid escaped pair is decoded to one character and kept). Without this, the reply could
+    not be cached, sent again in the next request or written to the results."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(REPLACEMENT_CHARACTER, text)
+    return text
+
+
 def check_body(text: str, source: str, limits: InputLimits | None = None) -> str:
-    """``text`` (a response body of a target or provider) when within ``max_field_chars``;
-    InputLimitError naming ``source`` otherwise."""
+    """``text`` (a response body of a target or provider) when within ``max_field_chars``, made
+    :func:`well_formed`; InputLimitError naming ``source`` otherwise."""
     lim = limits or current_limits()
     if len(text) > lim.max_field_chars:
         raise _over(source, f"the response body ({len(text):,} characters)", "max_field_chars",
                     lim.max_field_chars)
-    return text
+    return well_formed(text)
 
 
 # ----------------------------------------------------------------------------- YAML
@@ -346,6 +367,7 @@ def read_yaml(path: Path, limits: InputLimits | None = None) -> Any:
 
 
 __all__ = [
+    "REPLACEMENT_CHARACTER",
     "InputLimitError",
     "InputLimits",
     "JsonLineError",
@@ -365,4 +387,5 @@ __all__ = [
     "read_text",
     "read_yaml",
     "scan_yaml",
+    "well_formed",
 ]

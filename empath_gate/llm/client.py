@@ -32,6 +32,7 @@ from typing import Any, Literal, cast
 
 from pydantic import ConfigDict, Field
 
+from empath_gate.bounded import well_formed
 from empath_gate.errors import ProviderError
 from empath_gate.llm.accounting import Meter, active_ledger
 from empath_gate.llm.batches import batch_body
@@ -330,8 +331,9 @@ def _from_response(lib: Any, resp: Any, settings: RoleSettings, **meta: Any) -> 
     content = getattr(msg, "content", None)
     raw_calls = getattr(msg, "tool_calls", None) or []
     u = getattr(resp, "usage", None)
+    text = None if content is None else well_formed(content if isinstance(content, str) else str(content))
     return Completion(
-        content=content if isinstance(content, str) or content is None else str(content),
+        content=text,
         finish_reason=getattr(choice, "finish_reason", None),
         model=getattr(resp, "model", None) or settings.model,
         usage=Usage(

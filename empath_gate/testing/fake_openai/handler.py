@@ -41,7 +41,10 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
     def _send_json(self, status: int, payload: object, headers: Mapping[str, str] | None = None) -> None:
-        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        try:
+            data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: sent as a \uXXXX escape, as JSON.stringify does
+            data = json.dumps(payload).encode("ascii")
         self._send_raw(status, data, "application/json", headers)
 
     def _send_raw(
