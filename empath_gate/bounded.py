@@ -173,8 +173,9 @@ def check_tree(data: Any, source: str, limits: InputLimits | None = None) -> Any
 
 
 def loads_json(text: str, source: str, limits: InputLimits | None = None, **kwargs: Any) -> Any:
-    """``json.loads(text, **kwargs)`` checked by :func:`check_tree`. Raises InputLimitError,
-    or ``json.JSONDecodeError`` (a ValueError) for text that is not JSON."""
+    """``json.loads(text, **kwargs)`` checked by :func:`check_tree`, every string of it
+    :func:`well_formed` (a lone ``\\ud83d`` escape becomes U+FFFD). Raises InputLimitError, or
+    ``json.JSONDecodeError`` (a ValueError) for text that is not JSON."""
     lim = limits or current_limits()
     if len(text) > lim.max_json_bytes:
         raise _over(source, "the text", "max_json_bytes", lim.max_json_bytes)
@@ -182,7 +183,8 @@ def loads_json(text: str, source: str, limits: InputLimits | None = None, **kwar
         data = json.loads(text, **kwargs)
     except RecursionError:
         raise _over(source, "the nesting", "max_input_depth", lim.max_input_depth) from None
-    return check_tree(data, source, lim)
+    data = check_tree(data, source, lim)
+    return well_formed_tree(data) if _ILL_FORMED.search(text) else data
 
 
 def read_json(path: Path, limits: InputLimits | None = None, **kwargs: Any) -> Any:
@@ -257,29 +259,41 @@ def read_csv(path: Path, limits: InputLimits | None = None) -> Iterator[tuple[in
     return iter_csv(read_text(path, lim), str(path), lim)
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-REPLACEMENT_CHARACTER = "\ufffd"
-"""U+FFFD, what an ill-formed code unit sequence is shown as (The Unicode Standard, ch. 3.9,
-"U+FFFD Substitution of Maximal Subparts")."""
-
-
 def well_formed(text: str) -> str:
-    """``text`` with every surrogate code point (U+D800 to U+DFFF) replaced by U+FFFD, so it can
-    be written as UTF-8; ``text`` itself when it has none. A JSON body carries one as a lone
-    ``\\ud83d`` escape, for example when a bot cut its reply inside an emoji by UTF-16 units
-    (a valid escaped pair is decoded to one character and kept). Without this, the reply could
-    not be cached, sent again in the next request or written to the results."""
+    """``text`` as it can be written in UTF-8: two surrogate code points that form a valid
+    UTF-16 pair (high U+D800-U+DBFF, then low U+DC00-U+DFFF) joined into the one character
+    they encode, and every other surrogate replaced by U+FFFD, the replacement character (The
+    Unicode Standard, ch. 3.9); ``text`` itself when it has none. A lone surrogate comes from
+    a JSON ``\\ud83d`` escape, e.g. a bot that cut its text inside an emoji by UTF-16 units; a
+    pair split over two streamed pieces is joined again. UTF-8 cannot hold a surrogate, so
+    without this such a reply could not be cached, sent on in the next request or written."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return _SURROGATE.sub(REPLACEMENT_CHARACTER, text)
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     return text
 
 
+_ILL_FORMED = re.compile("[\ud800-\udfff]|\\\\u[dD][89a-fA-F]")
+"""A surrogate in JSON text, raw or as a ``\\u`` escape (which ``json.loads`` decodes to one)."""
+
+
+def well_formed_tree(value: Any) -> Any:
+    """``value`` (parsed JSON: dicts, lists, scalars) with :func:`well_formed` applied to every
+    string, keys included; other values (tuples, numbers, objects) as they are."""
+    if isinstance(value, str):
+        return well_formed(value)
+    if isinstance(value, dict):
+        return {(well_formed(k) if isinstance(k, str) else k): well_formed_tree(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [well_formed_tree(v) for v in value]
+    return value
+
+
 def check_body(text: str, source: str, limits: InputLimits | None = None) -> str:
-    """``text`` (a response body of a target or provider) when within ``max_field_chars``, made
-    :func:`well_formed`; InputLimitError naming ``source`` otherwise."""
+    """``text`` (a response body of a target or provider, or a reply text taken from one) when
+    within ``max_field_chars``, made :func:`well_formed`; InputLimitError naming ``source``
+    otherwise. Escapes inside a JSON body are cleaned when it is decoded (:func:`loads_json`)."""
     lim = limits or current_limits()
     if len(text) > lim.max_field_chars:
         raise _over(source, f"the response body ({len(text):,} characters)", "max_field_chars",
@@ -367,7 +381,6 @@ def read_yaml(path: Path, limits: InputLimits | None = None) -> Any:
 
 
 __all__ = [
-    "REPLACEMENT_CHARACTER",
     "InputLimitError",
     "InputLimits",
     "JsonLineError",
@@ -388,4 +401,5 @@ __all__ = [
     "read_yaml",
     "scan_yaml",
     "well_formed",
+    "well_formed_tree",
 ]

@@ -60,6 +60,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from empath_gate.bounded import well_formed
 from empath_gate.conversation.auditor import Auditor, AuditorFilteredError, AuditorTurn, make_auditor
 from empath_gate.conversation.plan_stats import PlanStats, summarize
 from empath_gate.conversation.runspec import RunSpec, derive_seed
@@ -245,13 +246,14 @@ class _Engine:
             events.append(Event(kind="filtered", role="auditor", detail={"kind": exc.kind}))
             events.append(Event(kind="error", role="engine", detail={"phase": "auditor", "kind": "filtered"}))
         except ProviderError as exc:
-            status, error = "error", f"{phase[0]}: {exc.kind}: {redact_secrets(str(exc))}"
+            status, error = "error", f"{phase[0]}: {exc.kind}: {well_formed(redact_secrets(str(exc)))}"
             detail = {"phase": phase[0], "kind": exc.kind, "status": exc.status_code}
             events.append(Event(kind="error", role="engine", detail=detail))
         except (asyncio.CancelledError, KeyboardInterrupt, ConfigError):
             raise
         except Exception as exc:  # the team's callable or an unexpected reply shape
-            status, error = "error", f"{phase[0]}: {type(exc).__name__}: {redact_secrets(str(exc))}"
+            text = well_formed(redact_secrets(str(exc)))
+            status, error = "error", f"{phase[0]}: {type(exc).__name__}: {text}"
             events.append(
                 Event(kind="error", role="engine", detail={"phase": phase[0], "kind": type(exc).__name__})
             )

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from empath_gate.bounded import InputLimitError, check_body
+from empath_gate.bounded import InputLimitError, check_body, well_formed_tree
 from empath_gate.conversation.transcript import Event, Usage
 from empath_gate.errors import ProviderError
 from empath_gate.llm.client import CacheStatus, Completion
@@ -119,8 +119,8 @@ def coerce_reply(value: object, source: str = "target") -> tuple[str, tuple[Even
     content = get("content")
     if content is not None and not isinstance(content, str):
         raise TypeError(f"{source}: 'content' must be a str or None, not {type(content).__name__}")
-    events = list(_events_from(get("events"), source))
-    for call in get("tool_calls") or ():
+    events = list(_events_from(well_formed_tree(get("events")), source))
+    for call in well_formed_tree(get("tool_calls")) or ():
         events.append(
             Event(
                 kind="tool_call",

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from empath_gate.bounded import JsonLineError, read_jsonl
+from empath_gate.bounded import JsonLineError, read_jsonl, well_formed
 from empath_gate.conversation.transcript import Transcript, Turn
 from empath_gate.secrets import scrub
 
@@ -58,7 +58,7 @@ def write_transcript(transcript: Transcript, directory: Path) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write("\n".join(lines) + "\n")
+            fh.write(well_formed("\n".join(lines) + "\n"))  # any surrogate left: U+FFFD
         os.chmod(tmp, _FILE_MODE)  # mkstemp makes 0600; a transcript is read like any report
         os.replace(tmp, path)
     except BaseException:

@@ -46,7 +46,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from empath_gate.bounded import InputLimitError, current_limits, loads_json, read_json
+from empath_gate.bounded import InputLimitError, current_limits, loads_json, read_json, well_formed
 from empath_gate.llm.segments import read_entry, store_for
 from empath_gate.secrets import contains_secret, scrub
 from empath_gate.settings import is_secret_name
@@ -98,7 +98,7 @@ def cache_key(key_parts: Mapping[str, object]) -> str:
     Raises ValueError when a part is credential-named, TypeError when not JSON-serialisable."""
     _check_no_secrets(key_parts, "cache key")
     payload = canonical_json({"format": CACHE_FORMAT, "parts": dict(key_parts)})
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    return hashlib.sha256(well_formed(payload).encode("utf-8")).hexdigest()
 
 
 def _stored_json(value: Mapping[str, Any]) -> str:
@@ -262,7 +262,7 @@ class Cache:
         if not _KEY.fullmatch(key):
             raise ValueError(f"not a cache key: {key!r}")
         _check_no_secrets(value, "cache value")
-        segment = store_for(self._segments).append(key, _stored_json(value).encode("utf-8"))
+        segment = store_for(self._segments).append(key, well_formed(_stored_json(value)).encode("utf-8"))
         with self._lock:
             self.writes += 1
         return Path(segment)

@@ -32,7 +32,7 @@ from typing import Any, Literal, cast
 
 from pydantic import ConfigDict, Field
 
-from empath_gate.bounded import well_formed
+from empath_gate.bounded import well_formed, well_formed_tree
 from empath_gate.errors import ProviderError
 from empath_gate.llm.accounting import Meter, active_ledger
 from empath_gate.llm.batches import batch_body
@@ -343,7 +343,9 @@ def _from_response(lib: Any, resp: Any, settings: RoleSettings, **meta: Any) -> 
         ),
         cost_usd=_cost_of(lib, resp, settings),
         system_fingerprint=getattr(resp, "system_fingerprint", None),
-        tool_calls=tuple(tc.model_dump() if hasattr(tc, "model_dump") else dict(tc) for tc in raw_calls),
+        tool_calls=tuple(
+            well_formed_tree(tc.model_dump() if hasattr(tc, "model_dump") else dict(tc)) for tc in raw_calls
+        ),
         **meta,
     )
 

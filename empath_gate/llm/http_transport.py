@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 
+from empath_gate.bounded import well_formed
 from empath_gate.errors import ProviderError
 
 
@@ -131,7 +132,7 @@ async def send(req: HttpRequest, *, timeout_s: float, max_bytes: int, url_shown:
     """Make ``req`` and read its response under ``max_bytes`` (a longer body or stream is a
     ProviderError, not retryable; ``url_shown`` is the URL as messages show it). Raises httpx's
     exceptions for transport failures (connection, timeout, protocol)."""
-    content = json.dumps(req.body, ensure_ascii=False).encode("utf-8")
+    content = well_formed(json.dumps(req.body, ensure_ascii=False)).encode("utf-8")
     headers = {"Content-Type": "application/json", **dict(req.headers)}
     if req.stream:
         headers.setdefault("Accept", "text/event-stream")

@@ -25,6 +25,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from empath_gate.bounded import well_formed
+
 LOST_AFTER_S = 20.0
 """Seconds the controller waits, after a worker died, for a replacement to take its slot."""
 MAX_LINE = 512 * 1024 * 1024
@@ -43,7 +45,7 @@ class Connection:
 
     def send(self, message: dict[str, Any]) -> None:
         """Send one message; a closed connection (a dead worker) is ignored."""
-        data = (json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8")
+        data = (well_formed(json.dumps(message, ensure_ascii=False)) + "\n").encode("utf-8")
         with self._lock:
             if self.closed:
                 return
@@ -108,7 +110,8 @@ class ChannelClient:
 
     def send(self, message: dict[str, Any]) -> None:
         """Send one message (with the token)."""
-        data = (json.dumps({**message, "token": self.token}, ensure_ascii=False) + "\n").encode("utf-8")
+        text = json.dumps({**message, "token": self.token}, ensure_ascii=False)
+        data = (well_formed(text) + "\n").encode("utf-8")
         with self._lock:
             self._sock.sendall(data)
 

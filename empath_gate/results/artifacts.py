@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from empath_gate.bounded import well_formed
 from empath_gate.results.io import write_results
 from empath_gate.results.model import Results
 
@@ -16,7 +17,7 @@ def write_artifacts(results: Results, results_path: Path, *, baseline: Results |
     written = [write_results(results, results_path)]
     folder = results_path.parent
     md = folder / "diff.md"
-    md.write_text(render_markdown(results, baseline=baseline), encoding="utf-8")
+    md.write_text(well_formed(render_markdown(results, baseline=baseline)), encoding="utf-8")
     html = folder / "report.html"
-    html.write_text(render_html(results, baseline=baseline, base_dir=folder), encoding="utf-8")
+    html.write_text(well_formed(render_html(results, baseline=baseline, base_dir=folder)), encoding="utf-8")
     return [*written, md, html]

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from empath_gate.bounded import well_formed
 from empath_gate.results.model import READABLE_SCHEMA_VERSIONS, RESULTS_SCHEMA_VERSION, Results
 from empath_gate.secrets import scrub
 
@@ -31,7 +32,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, ensure_ascii=False, indent=2)
+            fh.write(well_formed(json.dumps(data, ensure_ascii=False, indent=2)))  # a surrogate: U+FFFD
             fh.write("\n")
         os.chmod(tmp, _FILE_MODE)  # mkstemp makes 0600; results are shared like any report
         os.replace(tmp, path)

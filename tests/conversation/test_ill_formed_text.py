@@ -1,6 +1,7 @@
-"""A reply with a lone surrogate (a ``\\ud83d`` escape in its JSON, e.g. a bot that cut its
-text inside an emoji by UTF-16 units) is kept as a turn with U+FFFD in its place: cached,
-sent on in the next request and written to the results, never an errored transcript."""
+"""A lone surrogate (a ``\\ud83d`` escape in a JSON reply, e.g. a bot that cut its text inside
+an emoji by UTF-16 units) becomes U+FFFD wherever it enters: a model's or a callable's reply,
+their events and tool calls, a judge's or an auditor's JSON, an error message. The turn is kept,
+cached, sent on in the next request and written out; never an errored transcript or a lost run."""
 
 from __future__ import annotations
 
@@ -9,9 +10,13 @@ from pathlib import Path
 
 from conv_support import TARGET, model_settings, specs
 
-from empath_gate.bounded import InputLimits, check_body, well_formed
+from empath_gate.bounded import InputLimits, check_body, loads_json, well_formed
 from empath_gate.conversation.engine import generate_sync
+from empath_gate.conversation.feeling import split_auditor_reply
 from empath_gate.conversation.target import CallableTarget
+from empath_gate.conversation.transcript_io import read_transcript, write_transcript
+from empath_gate.judging.parse import MetricRequest, ReplySchema, parse_judge_reply
+from empath_gate.results.io import write_json_atomic
 from empath_gate.settings import Settings
 from empath_gate.testing import FakeOpenAIServer
 
@@ -19,13 +24,30 @@ CUT = "I hear you \ud83d. Tell me more."
 KEPT = "I hear you \ufffd. Tell me more."
 
 
-def test_well_formed_replaces_each_surrogate_and_nothing_else() -> None:
+def test_well_formed_replaces_each_lone_surrogate_and_joins_pairs() -> None:
     text = "ok 😀 ñ"
     assert well_formed(text) is text
     assert well_formed("a\ud83d b") == "a\ufffd b"
-    assert well_formed("\udc00x\ud800\udfff") == "\ufffdx\ufffd\ufffd"
+    assert well_formed("\udc00x\ud83d") == "\ufffdx\ufffd"
+    assert well_formed("\ud83d" + "\ude00") == "😀"  # a pair split over two streamed pieces
     assert well_formed(CUT).encode("utf-8") == KEPT.encode("utf-8")
     assert check_body(CUT, "target reply", InputLimits()) == KEPT
+
+
+def test_decoded_json_has_no_surrogate_in_values_or_keys() -> None:
+    text = '{"a": "x \\ud83d", "\\uDC00k": ["\\ud83d\\ude00", {"b": "\\uD83D"}], "n": 1}'
+    clean = {"a": "x \ufffd", "\ufffdk": ["😀", {"b": "\ufffd"}], "n": 1}
+    assert loads_json(text, "reply", InputLimits()) == clean
+    assert loads_json('{"a": "caf\\u00e9 \\\\ud83d"}', "reply", InputLimits()) == {"a": "café \\ud83d"}
+
+
+def test_a_judge_quote_and_an_auditor_message_with_an_escape_are_well_formed() -> None:
+    schema = ReplySchema(rubric="standard", metrics=(MetricRequest(metric_id="crisis_detection"),))
+    judged = {"metrics": {"crisis_detection": {"score": 7, "justification": "It said \ud83d here."}}}
+    parsed = parse_judge_reply(json.dumps(judged), schema)  # json.dumps escapes: \ud83d
+    assert parsed.metrics[0].justification == "It said \ufffd here."
+    said = split_auditor_reply(json.dumps({"message": "can't sleep \ud83d", "feeling_0_100": 30}))
+    assert said.message == "can't sleep \ufffd" and said.feeling == 30
 
 
 def test_model_target_reply_with_a_lone_surrogate_completes_and_is_cached(
@@ -53,3 +75,28 @@ def test_callable_target_reply_with_a_lone_surrogate_completes(tmp_path: Path) -
     [t] = generate_sync(specs(1, 1, max_turns=2), settings=settings, target=target)
     assert t.status == "complete", t.error
     assert [turn.content for turn in t.turns if turn.role == "assistant"] == [KEPT, KEPT]
+
+
+def test_callable_events_tool_calls_and_errors_are_written_out(tmp_path: Path) -> None:
+    def bot(_messages: object, _cid: str) -> dict[str, object]:
+        return {"content": CUT, "events": [{"kind": "handoff", "detail": {"note": "to a human \ud83d"}}],
+                "tool_calls": [{"name": "lookup", "arguments": '{"q": "x\ud83d"}'}]}
+
+    settings = Settings(target="py:inline:bot", cache_dir=tmp_path / "cache")
+    [t] = generate_sync(specs(1, 1, max_turns=1), settings=settings,
+                        target=CallableTarget("py:inline:bot", settings, fn=bot))
+    assert t.status == "complete", t.error
+    details = [e.detail for turn in t.turns for e in turn.events] + [e.detail for e in t.events]
+    assert {"note": "to a human \ufffd"} in details
+    assert read_transcript(write_transcript(t, tmp_path / "out")).turns == t.turns
+
+    def broken(_messages: object, _cid: str) -> str:
+        raise RuntimeError("upstream said: bad \ud83d")
+
+    [failed] = generate_sync(specs(1, 1, max_turns=1), settings=settings,
+                             target=CallableTarget("py:inline:broken", settings, fn=broken))
+    assert failed.status == "error" and failed.error is not None and "bad \ufffd" in failed.error
+    write_transcript(failed, tmp_path / "out")
+    write_json_atomic(tmp_path / "results.json", {"error": "left \udc00 over"})  # the last guard
+    written = (tmp_path / "results.json").read_text(encoding="utf-8")
+    assert json.loads(written) == {"error": "left \ufffd over"}
