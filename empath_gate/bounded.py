@@ -184,7 +184,7 @@ def loads_json(text: str, source: str, limits: InputLimits | None = None, **kwar
     except RecursionError:
         raise _over(source, "the nesting", "max_input_depth", lim.max_input_depth) from None
     data = check_tree(data, source, lim)
-    return well_formed_tree(data) if _ILL_FORMED.search(text) else data
+    return well_formed_tree(data) if _may_hold_surrogate(text) else data
 
 
 def read_json(path: Path, limits: InputLimits | None = None, **kwargs: Any) -> Any:
@@ -264,9 +264,10 @@ def well_formed(text: str) -> str:
     UTF-16 pair (high U+D800-U+DBFF, then low U+DC00-U+DFFF) joined into the one character
     they encode, and every other surrogate replaced by U+FFFD, the replacement character (The
     Unicode Standard, ch. 3.9); ``text`` itself when it has none. A lone surrogate comes from
-    a JSON ``\\ud83d`` escape, e.g. a bot that cut its text inside an emoji by UTF-16 units; a
-    pair split over two streamed pieces is joined again. UTF-8 cannot hold a surrogate, so
-    without this such a reply could not be cached, sent on in the next request or written."""
+    a JSON ``\\ud83d`` escape, e.g. a bot that cut its text inside an emoji by UTF-16 units.
+    UTF-8 cannot hold a surrogate, so without this such a reply could not be cached, sent on
+    in the next request or written. A pair split over two JSON documents (two streamed
+    events) is two U+FFFD: each document is cleaned when it is decoded."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -274,19 +275,37 @@ def well_formed(text: str) -> str:
     return text
 
 
-_ILL_FORMED = re.compile("[\ud800-\udfff]|\\\\u[dD][89a-fA-F]")
-"""A surrogate in JSON text, raw or as a ``\\u`` escape (which ``json.loads`` decodes to one)."""
+_SURROGATE_ESCAPE = re.compile("\\\\u[dD][89a-fA-F]")
+"""A ``\\u`` escape of a surrogate in JSON text (``json.loads`` decodes it to one)."""
+
+
+def _may_hold_surrogate(text: str) -> bool:
+    """Whether JSON ``text`` can decode to a string holding a surrogate: it has one raw, or a
+    ``\\u`` escape of one (an escaped backslash before ``u`` also matches; the walk then finds
+    nothing). ASCII text without ``\\u`` is answered without a scan."""
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text):
+        return True
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def well_formed_tree(value: Any) -> Any:
-    """``value`` (parsed JSON: dicts, lists, scalars) with :func:`well_formed` applied to every
-    string, keys included; other values (tuples, numbers, objects) as they are."""
+    """``value`` (parsed JSON: dicts, lists, tuples, scalars) with :func:`well_formed` applied
+    to every string, keys included (a dict comes back a plain dict, a list a list, a tuple a
+    tuple); other values (numbers, objects) as they are."""
     if isinstance(value, str):
         return well_formed(value)
     if isinstance(value, dict):
         return {(well_formed(k) if isinstance(k, str) else k): well_formed_tree(v) for k, v in value.items()}
     if isinstance(value, list):
         return [well_formed_tree(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(well_formed_tree(v) for v in value)
     return value
 
 

@@ -98,7 +98,7 @@ def _events_from(value: object, source: str) -> tuple[Event, ...]:
             detail = _risk_detail(detail, source)
         elif kind == "triage":
             detail = triage_detail(detail, source)
-        events.append(Event(kind=kind, role="target", detail=dict(detail)))
+        events.append(Event(kind=kind, role="target", detail=well_formed_tree(dict(detail))))
     return tuple(events)
 
 
@@ -119,13 +119,13 @@ def coerce_reply(value: object, source: str = "target") -> tuple[str, tuple[Even
     content = get("content")
     if content is not None and not isinstance(content, str):
         raise TypeError(f"{source}: 'content' must be a str or None, not {type(content).__name__}")
-    events = list(_events_from(well_formed_tree(get("events")), source))
-    for call in well_formed_tree(get("tool_calls")) or ():
+    events = list(_events_from(get("events"), source))
+    for call in get("tool_calls") or ():
         events.append(
             Event(
                 kind="tool_call",
                 role="target",
-                detail=dict(call) if isinstance(call, Mapping) else {"call": str(call)},
+                detail=well_formed_tree(dict(call) if isinstance(call, Mapping) else {"call": str(call)}),
             )
         )
     return content or "", tuple(events)

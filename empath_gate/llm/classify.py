@@ -35,6 +35,7 @@ import os
 import re
 from collections.abc import Iterable
 
+from empath_gate.bounded import well_formed
 from empath_gate.errors import ProviderError
 
 RETRYABLE_KINDS = frozenset({"rate_limit", "server", "connection", "timeout"})
@@ -242,7 +243,8 @@ def classify(exc: BaseException) -> ProviderError:
         kind = _ROOT_KINDS[cause]
     elif status in (401, 403) and kind not in _SPECIFIC:  # never retried as a server error
         kind = "authentication"
-    return ProviderError(message, kind=kind, retryable=kind in RETRYABLE_KINDS, status_code=status)
+    retryable = kind in RETRYABLE_KINDS
+    return ProviderError(well_formed(message), kind=kind, retryable=retryable, status_code=status)
 
 
 # --------------------------------------------------------------------------- secrets

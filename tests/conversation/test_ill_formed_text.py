@@ -6,6 +6,7 @@ cached, sent on in the next request and written out; never an errored transcript
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 from conv_support import TARGET, model_settings, specs
@@ -16,9 +17,10 @@ from empath_gate.conversation.feeling import split_auditor_reply
 from empath_gate.conversation.target import CallableTarget
 from empath_gate.conversation.transcript_io import read_transcript, write_transcript
 from empath_gate.judging.parse import MetricRequest, ReplySchema, parse_judge_reply
+from empath_gate.llm.classify import classify
 from empath_gate.results.io import write_json_atomic
 from empath_gate.settings import Settings
-from empath_gate.testing import FakeOpenAIServer
+from empath_gate.testing import FakeOpenAIServer, Fault
 
 CUT = "I hear you \ud83d. Tell me more."
 KEPT = "I hear you \ufffd. Tell me more."
@@ -29,7 +31,7 @@ def test_well_formed_replaces_each_lone_surrogate_and_joins_pairs() -> None:
     assert well_formed(text) is text
     assert well_formed("a\ud83d b") == "a\ufffd b"
     assert well_formed("\udc00x\ud83d") == "\ufffdx\ufffd"
-    assert well_formed("\ud83d" + "\ude00") == "😀"  # a pair split over two streamed pieces
+    assert well_formed("\ud83d" + "\ude00") == "😀"  # a pair, e.g. joined from two plain-text pieces
     assert well_formed(CUT).encode("utf-8") == KEPT.encode("utf-8")
     assert check_body(CUT, "target reply", InputLimits()) == KEPT
 
@@ -100,3 +102,37 @@ def test_callable_events_tool_calls_and_errors_are_written_out(tmp_path: Path) -
     write_json_atomic(tmp_path / "results.json", {"error": "left \udc00 over"})  # the last guard
     written = (tmp_path / "results.json").read_text(encoding="utf-8")
     assert json.loads(written) == {"error": "left \ufffd over"}
+
+
+@dataclass(frozen=True)
+class _BotReply:
+    content: str
+    events: tuple[dict[str, object], ...] = ()
+    tool_calls: tuple[object, ...] = ()
+
+
+class _Call:
+    def __str__(self) -> str:
+        return "lookup(x\ud83d)"
+
+
+def test_a_reply_object_with_tuples_and_a_provider_error_are_cleaned(
+    fake_openai: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    def bot(_messages: object, _cid: str) -> _BotReply:
+        return _BotReply(CUT, events=({"kind": "handoff", "detail": {"notes": ("to \ud83d",)}},),
+                         tool_calls=({"name": "q", "arguments": ("x\ud83d",)}, _Call()))
+
+    settings = Settings(target="py:inline:bot", cache_dir=tmp_path / "cache")
+    [t] = generate_sync(specs(1, 1, max_turns=1), settings=settings,
+                        target=CallableTarget("py:inline:bot", settings, fn=bot))
+    assert t.status == "complete", t.error
+    details = [e.detail for turn in t.turns for e in turn.events]
+    clean = [{"notes": ("to \ufffd",)}, {"name": "q", "arguments": ("x\ufffd",)}, {"call": "lookup(x\ufffd)"}]
+    assert details == clean
+    json.dumps(t.model_dump(mode="json"), ensure_ascii=False).encode("utf-8")
+
+    assert str(classify(RuntimeError("provider said \ud83d"))).endswith("provider said \ufffd")
+    fake_openai.script(TARGET, Fault.http_error(400, "bad input near \ud83d"))
+    [failed] = generate_sync(specs(1, 1, max_turns=1), settings=model_settings(fake_openai, tmp_path))
+    assert failed.status == "error" and "near \ufffd" in (failed.error or "")
