@@ -35,7 +35,6 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -157,13 +156,7 @@ def _child(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--transcripts", str(args.transcripts)]
     for key, value in extra.items():
         cmd += [f"--{key.replace('_', '-')}", str(value)]
-    env = {**os.environ}
-    env.pop("CI", None)  # a local run: CI=true changes what a run demands
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
-    if proc.returncode != 0:
-        raise SystemExit(f"child {extra} failed:\n{proc.stderr[-3000:]}")
-    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
+    return be.run_child(cmd, f"child {extra}")
 
 
 def main() -> None:

@@ -391,11 +391,17 @@ def _run_row(
         str(args.latency),
         *(["--no-gc-freeze"] if args.no_gc_freeze else []),
     ]
+    return run_child(cmd, f"row {row}", env)
+
+
+def run_child(cmd: list[str], label: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run a bench child (``cmd``, with ``env`` over this environment, ``CI`` removed) and
+    return the JSON object of its last stdout line; SystemExit with its stderr's tail if it fails."""
     child_env = {**os.environ, **(env or {})}
     child_env.pop("CI", None)  # a local run: CI=true changes what a run demands
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=child_env)
     if proc.returncode != 0:
-        raise SystemExit(f"row {row} failed:\n{proc.stderr[-3000:]}")
+        raise SystemExit(f"{label} failed:\n{proc.stderr[-3000:]}")
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     return result
 

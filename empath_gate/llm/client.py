@@ -329,23 +329,18 @@ def _from_response(lib: Any, resp: Any, settings: RoleSettings, **meta: Any) -> 
     choice = resp.choices[0]
     msg = getattr(choice, "message", None)
     content = getattr(msg, "content", None)
-    raw_calls = getattr(msg, "tool_calls", None) or []
+    raw_calls = getattr(msg, "tool_calls", None) or ()
+    calls = [tc.model_dump() if hasattr(tc, "model_dump") else dict(tc) for tc in raw_calls]
     u = getattr(resp, "usage", None)
-    text = None if content is None else well_formed(content if isinstance(content, str) else str(content))
     return Completion(
-        content=text,
+        content=None if content is None else well_formed(str(content)),
         finish_reason=getattr(choice, "finish_reason", None),
         model=getattr(resp, "model", None) or settings.model,
-        usage=Usage(
-            prompt_tokens=getattr(u, "prompt_tokens", None) if u is not None else None,
-            completion_tokens=getattr(u, "completion_tokens", None) if u is not None else None,
-            cached_prompt_tokens=_cached_tokens(u),
-        ),
+        usage=Usage(prompt_tokens=getattr(u, "prompt_tokens", None), cached_prompt_tokens=_cached_tokens(u),
+                    completion_tokens=getattr(u, "completion_tokens", None)),
         cost_usd=_cost_of(lib, resp, settings),
         system_fingerprint=getattr(resp, "system_fingerprint", None),
-        tool_calls=tuple(
-            well_formed_tree(tc.model_dump() if hasattr(tc, "model_dump") else dict(tc)) for tc in raw_calls
-        ),
+        tool_calls=tuple(well_formed_tree(calls)),
         **meta,
     )
 
