@@ -46,20 +46,28 @@ class Origin:
 
 @dataclass
 class Problems:
-    """Collects problem lines; :meth:`raise_if_any` raises one SuiteError with all of them."""
+    """Collects problem lines; :meth:`raise_if_any` raises one SuiteError with all of them.
+    Each line is kept once, in the order first seen (jsonschema reports a mapping missing two
+    required keys as two errors that each name both keys)."""
 
     lines: list[str] = field(default_factory=list)
+    _seen: set[str] = field(default_factory=set, repr=False)
+
+    def _add(self, line: str) -> None:
+        if line not in self._seen:
+            self._seen.add(line)
+            self.lines.append(line)
 
     def at(self, origin: Origin, what: str, fix: str | None = None) -> None:
         """A problem at an entry: ``file:line: /pointer: what — fix``."""
         ptr = origin.ptr or "/"
         text = f"{origin.where()}: {ptr}: {what}"
-        self.lines.append(f"{text} — {fix}" if fix else text)
+        self._add(f"{text} — {fix}" if fix else text)
 
     def file(self, path: Path, what: str, fix: str | None = None, line: int | None = None) -> None:
         """A problem with a whole file (or one line of it): ``file[:line]: what — fix``."""
         loc = display_path(path) + (f":{line}" if line is not None else "")
-        self.lines.append(f"{loc}: {what}" + (f" — {fix}" if fix else ""))
+        self._add(f"{loc}: {what}" + (f" — {fix}" if fix else ""))
 
     def diagnostics(self, doc: YamlDocument, diags: Iterable[Diagnostic]) -> None:
         """Schema or model diagnostics of ``doc``, each at its pointer."""

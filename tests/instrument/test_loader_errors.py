@@ -104,6 +104,17 @@ def test_missing_required_key(base: Path, team: TeamWriter) -> None:
     assert msg == f"{p}:2: /seeds/0: missing required key 'instruction' — add 'instruction:' here"
 
 
+def test_two_missing_keys_each_reported_once(base: Path, team: TeamWriter) -> None:
+    # jsonschema gives one error per missing key, and each names every required key
+    drop = ("    instruction:", "    locale:")
+    text = "".join(line for line in SEED.splitlines(keepends=True) if not line.startswith(drop))
+    layer = team({"seeds/mine.yaml": text})
+    probs = [m for m in problems_of(base, (layer,)) if "missing required key" in m]
+    p = layer / "seeds/mine.yaml"
+    assert sorted(probs) == [f"{p}:2: /seeds/0: missing required key 'instruction' — add 'instruction:' here",
+                             f"{p}:2: /seeds/0: missing required key 'locale' — add 'locale:' here"]
+
+
 def test_bad_slug_id(base: Path, team: TeamWriter) -> None:
     layer = team({"seeds/mine.yaml": SEED.replace("id: team-01", "id: Team 01")})
     msg = one(problems_of(base, (layer,)), "/seeds/0/id")
