@@ -177,7 +177,7 @@ def main() -> None:
 
     from empath_gate.testing import FakeOpenAIServer
 
-    ideal = args.transcripts * be.TURNS * LATENCY_S / CONCURRENCY
+    ideal = be.ideal_wall(args.transcripts * be.TURNS, LATENCY_S, CONCURRENCY)
     print(f"client CPU bench: {CONCURRENCY} calls in flight, latency {LATENCY_S:g} s, "
           f"{os.cpu_count()} CPUs; load average before: {be._load()}")
     measured: dict[str, dict[str, Any]] = {}
@@ -192,7 +192,7 @@ def main() -> None:
         print(f"  {name:<6} over HTTP ({m['calls']} calls): CPU per call "
               f"{1000 * m['cpu_s'] / m['calls']:.2f} ms, loop steps per call {m['steps'] / m['calls']:.1f}, "
               f"wall {m['wall_s']:.2f} s = "
-              f"{m['wall_s'] / (m['calls'] * LATENCY_S / CONCURRENCY):.3f} x its ideal")
+              f"{m['wall_s'] / be.ideal_wall(m['calls'], LATENCY_S, CONCURRENCY):.3f} x its ideal")
     bare = measured["bare"]
     cpu_ms = args.cpu_ms if args.cpu_ms is not None else round(1000 * bare["cpu_s"] / bare["calls"], 2)
     steps_half = max(1, round(bare["steps"] / bare["calls"] / 2))

@@ -394,6 +394,13 @@ def _run_row(
     return run_child(cmd, f"row {row}", env)
 
 
+def ideal_wall(calls: int, lat: float, conc: int, chain: int = TURNS) -> float:
+    """The shortest wall in s any scheduler can reach: ``calls`` x ``lat`` / ``conc`` when the
+    call slots are the limit, but never less than one transcript's ``chain`` sequential calls
+    x ``lat`` (a plan with fewer transcripts than slots is bounded by its longest transcript)."""
+    return max(calls * lat / conc, chain * lat) if calls else 0.0
+
+
 def run_child(cmd: list[str], label: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run a bench child (``cmd``, with ``env`` over this environment, ``CI`` removed) and
     return the JSON object of its last stdout line; SystemExit with its stderr's tail if it fails."""
@@ -432,7 +439,7 @@ def main() -> None:
 
     n, conc, lat = args.transcripts, args.concurrency, args.latency
     calls = n * TURNS
-    ideal = calls * lat / conc
+    ideal = ideal_wall(calls, lat, conc)
     bound = math.ceil(n / conc) * TURNS * lat
     print(
         f"empath-gate scheduling bench: {n} transcripts x {TURNS} turns = {calls} target calls, "
@@ -440,7 +447,7 @@ def main() -> None:
     )
     print(f"load average before: {_load()}")
     print(
-        f"ideal (calls x latency / concurrency) = {ideal:.2f} s; "
+        f"ideal (calls x latency / concurrency, at least {TURNS} x latency) = {ideal:.2f} s; "
         f"bound with {conc} transcript slots instead of call slots = {bound:.2f} s"
     )
     with FakeOpenAIServer(latency_s=lat) as server, tempfile.TemporaryDirectory() as tmp:
@@ -537,7 +544,7 @@ def _table(rows: dict[str, dict[str, Any]], conc: int, lat: float, bound: float)
     for name, r in rows.items():
         n_calls = r["server_calls"]
         per_call = 1000 * r["cpu_s"] / n_calls if n_calls else float("nan")
-        ideal = n_calls * lat / conc
+        ideal = ideal_wall(n_calls, lat, conc)
         x_ideal = f"{r['wall_s'] / ideal:>8.3f}" if n_calls else f"{'-':>8}"
         rss = "/".join(f"{v:.0f}" for v in r["rss_at"])
         print(
