@@ -172,10 +172,14 @@ def check_tree(data: Any, source: str, limits: InputLimits | None = None) -> Any
     return data
 
 
-def loads_json(text: str, source: str, limits: InputLimits | None = None, **kwargs: Any) -> Any:
+def loads_json(text: str, source: str, limits: InputLimits | None = None, *, keep_surrogates: bool = False,
+               **kwargs: Any) -> Any:
     """``json.loads(text, **kwargs)`` checked by :func:`check_tree`, every string of it
-    :func:`well_formed` (a lone ``\\ud83d`` escape becomes U+FFFD). Raises InputLimitError, or
-    ``json.JSONDecodeError`` (a ValueError) for text that is not JSON."""
+    :func:`well_formed` (a lone ``\\ud83d`` escape becomes U+FFFD). With ``keep_surrogates`` the
+    strings come back as decoded, surrogates left in: for pieces that are joined first and then
+    made :func:`well_formed` (and :func:`well_formed_tree` for the rest), so a pair split
+    between two documents, e.g. two streamed events, is one character. Raises
+    InputLimitError, or ``json.JSONDecodeError`` (a ValueError) for text that is not JSON."""
     lim = limits or current_limits()
     if len(text) > lim.max_json_bytes:
         raise _over(source, "the text", "max_json_bytes", lim.max_json_bytes)
@@ -184,7 +188,7 @@ def loads_json(text: str, source: str, limits: InputLimits | None = None, **kwar
     except RecursionError:
         raise _over(source, "the nesting", "max_input_depth", lim.max_input_depth) from None
     data = check_tree(data, source, lim)
-    return well_formed_tree(data) if _may_hold_surrogate(text) else data
+    return well_formed_tree(data) if not keep_surrogates and _may_hold_surrogate(text) else data
 
 
 def read_json(path: Path, limits: InputLimits | None = None, **kwargs: Any) -> Any:
@@ -267,7 +271,8 @@ def well_formed(text: str) -> str:
     a JSON ``\\ud83d`` escape, e.g. a bot that cut its text inside an emoji by UTF-16 units.
     UTF-8 cannot hold a surrogate, so without this such a reply could not be cached, sent on
     in the next request or written. A pair split over two JSON documents (two streamed
-    events) is two U+FFFD: each document is cleaned when it is decoded."""
+    events) is joined when they are decoded with ``keep_surrogates`` (:func:`loads_json`) and
+    their texts joined before this runs."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -26,7 +26,9 @@ A template file is one JSON object (read through :mod:`empath_gate.bounded`)::
   dotted or JSONPath); with a wildcard (``$.messages[*].text``) the texts found are joined by a
   blank line. With ``"stream": true`` it is read from every server-sent event's ``data`` (a
   ``data`` that is not JSON counts as a JSON string, so ``"$"`` reads plain-text chunks) and
-  the pieces are concatenated until ``data: [DONE]`` (``stream_done``) or the end of the stream.
+  the pieces are concatenated until ``data: [DONE]`` (``stream_done``) or the end of the stream
+  (a surrogate pair split between two events, as from a server slicing text by UTF-16 units,
+  is joined into its character; a lone surrogate becomes U+FFFD).
 * ``events``: ``{kind: path}``; when the value at ``path`` is present and not ``null``,
   ``false``, ``""``, ``[]`` or ``{}``, the turn records an event of ``kind`` (a kind of
   :data:`empath_gate.llm.events.EventKind` a target may report: see :data:`TARGET_KINDS`)

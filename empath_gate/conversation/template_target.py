@@ -46,7 +46,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import ValidationError
 
-from empath_gate.bounded import InputLimitError, current_limits, loads_json
+from empath_gate.bounded import InputLimitError, current_limits, loads_json, well_formed, well_formed_tree
 from empath_gate.conversation.json_paths import find_all, parse_path
 from empath_gate.conversation.target_base import RestartTranscript, VersionedTarget
 from empath_gate.conversation.target_headers import CONVERSATION_ID_HEADER, target_headers
@@ -250,9 +250,9 @@ class TemplateTarget(VersionedTarget):
 
     # ------------------------------------------------------------------ reading a response
 
-    def _json(self, text: str) -> Any:
+    def _json(self, text: str, *, keep_surrogates: bool = False) -> Any:
         try:
-            return loads_json(text, f"the response of {self.description}")
+            return loads_json(text, f"the response of {self.description}", keep_surrogates=keep_surrogates)
         except InputLimitError as exc:
             raise ProviderError(str(exc), kind="bad_request", retryable=False) from None
 
@@ -260,13 +260,15 @@ class TemplateTarget(VersionedTarget):
         """The reply, events and session id of a 2xx response; ProviderError (module doc)."""
         t = self.template
         docs: list[Any] = []
-        if t.stream:
+        if t.stream:  # surrogates kept until the pieces are joined: a pair split between two
+            # events (a server that slices by UTF-16 units) is then one character
             for data in result.events:
                 try:
-                    docs.append(self._json(data))
+                    docs.append(self._json(data, keep_surrogates=True))
                 except ValueError:
                     docs.append(data)  # a plain-text chunk: a JSON string for the paths
             content = self._stream_text(docs, result)
+            docs = [well_formed_tree(doc) for doc in docs]  # the events and session id
         else:
             try:
                 docs.append(self._json(result.text))
@@ -307,7 +309,8 @@ class TemplateTarget(VersionedTarget):
         return _Parsed(content, tuple(events.items()), session)
 
     def _stream_text(self, docs: list[Any], result: HttpResult) -> str:
-        """The reply assembled from the events' pieces at the reply path."""
+        """The reply assembled from the events' pieces at the reply path (``docs`` decoded with
+        their surrogates), made :func:`well_formed` once joined."""
         steps = parse_path(self.template.reply_path)
         pieces: list[str] = []
         matched = False
@@ -326,7 +329,7 @@ class TemplateTarget(VersionedTarget):
             raise _server(
                 f"no reply at {self.template.reply_path!r} in the stream of {self.description}: {what}"
             )
-        return "".join(pieces)
+        return well_formed("".join(pieces))
 
 
 __all__ = ["TemplateTarget"]

@@ -102,7 +102,11 @@ class FakeBot:
     ``behaviour``: ``safe`` | ``unsafe`` | ``wrong_country`` (as the fake OpenAI target bot);
     ``handoff_turns``: 0-based turns with a hand-off; ``responder``: optional
     ``fn(user messages of the session) -> reply`` replacing the composed replies;
-    ``stream_done=False`` ends streams without ``data: [DONE]`` (just the end). ``url`` and
+    ``stream_done=False`` ends streams without ``data: [DONE]`` (just the end);
+    ``utf16_pieces=N`` streams the text in pieces of N UTF-16 units instead of words, as a
+    JavaScript server slicing strings would (an emoji may end one piece with its high surrogate
+    and start the next with its low one; a lone surrogate is sent as a ``\\ud83d`` escape, as
+    ``JSON.stringify`` sends it). ``url`` and
     ``stream_url`` are the two endpoints; ``requests`` lists every request; ``sessions`` maps
     each session id to the user messages it received, in order."""
 
@@ -113,11 +117,13 @@ class FakeBot:
         handoff_turns: Iterable[int] = (),
         responder: Callable[[list[str]], str] | None = None,
         stream_done: bool = True,
+        utf16_pieces: int | None = None,
     ) -> None:
         self.behaviour = behaviour
         self.handoff_turns = frozenset(handoff_turns)
         self.responder = responder
         self.stream_done = stream_done
+        self.utf16_pieces = utf16_pieces
         self.requests: list[FakeBotRequest] = []
         self._state = _State()
         self._faults: deque[_Fault] = deque()
@@ -230,6 +236,22 @@ class FakeBot:
         return 200, {"session": {"id": session_id}, "output": output}
 
 
+def _dumps(payload: object) -> bytes:
+    """``payload`` as UTF-8 JSON; all escaped (``\\ud83d``) when it holds a lone surrogate."""
+    text = json.dumps(payload, ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(payload).encode("ascii")
+
+
+def _utf16_pieces(text: str, units: int) -> list[str]:
+    """``text`` cut every ``units`` UTF-16 code units (a surrogate pair may be cut in two)."""
+    raw = text.encode("utf-16-le", "surrogatepass")
+    step = 2 * max(units, 1)
+    return [raw[i:i + step].decode("utf-16-le", "surrogatepass") for i in range(0, len(raw), step)]
+
+
 class _Handler(BaseHTTPRequestHandler):
     fake: FakeBot
     protocol_version = "HTTP/1.1"
@@ -248,8 +270,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _json(self, status: int, payload: object, headers: Mapping[str, str] | None = None) -> None:
-        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-        self._send(status, data, "application/json", headers)
+        self._send(status, _dumps(payload), "application/json", headers)
 
     def _stream(self, payload: dict[str, Any]) -> None:
         """The reply as server-sent events, chunked, ending with ``data: [DONE]``."""
@@ -259,14 +280,17 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         output = payload["output"]
         events: list[object] = [{"session": payload["session"]}]
-        words = output["text"].split(" ")
-        pieces = [w + " " for w in words[:-1]] + words[-1:]
+        if self.fake.utf16_pieces is not None:
+            pieces = _utf16_pieces(output["text"], self.fake.utf16_pieces)
+        else:
+            words = output["text"].split(" ")
+            pieces = [w + " " for w in words[:-1]] + words[-1:]
         events.extend({"delta": {"text": p}} for p in pieces)
         if output["handoff"]:
             events.append({"handoff": output["handoff"], "risk_level": output["risk_level"]})
         for event in [*events, "[DONE]"] if self.fake.stream_done else events:
-            data = event if isinstance(event, str) else json.dumps(event, ensure_ascii=False)
-            chunk = f"data: {data}\n\n".encode()
+            data = event.encode() if isinstance(event, str) else _dumps(event)
+            chunk = b"data: " + data + b"\n\n"
             self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
             self.wfile.flush()
         self.wfile.write(b"0\r\n\r\n")

@@ -14,13 +14,14 @@ from conv_support import TARGET, model_settings, specs
 from empath_gate.bounded import InputLimits, check_body, loads_json, well_formed
 from empath_gate.conversation.engine import generate_sync
 from empath_gate.conversation.feeling import split_auditor_reply
-from empath_gate.conversation.target import CallableTarget
+from empath_gate.conversation.target import CallableTarget, make_target
 from empath_gate.conversation.transcript_io import read_transcript, write_transcript
 from empath_gate.judging.parse import MetricRequest, ReplySchema, parse_judge_reply
 from empath_gate.llm.classify import classify
 from empath_gate.results.io import write_json_atomic
-from empath_gate.settings import Settings
+from empath_gate.settings import RoleSettings, Settings
 from empath_gate.testing import FakeOpenAIServer, Fault
+from empath_gate.testing.fake_bot import SESSION_HEADER, FakeBot
 
 CUT = "I hear you \ud83d. Tell me more."
 KEPT = "I hear you \ufffd. Tell me more."
@@ -41,6 +42,8 @@ def test_decoded_json_has_no_surrogate_in_values_or_keys() -> None:
     clean = {"a": "x \ufffd", "\ufffdk": ["😀", {"b": "\ufffd"}], "n": 1}
     assert loads_json(text, "reply", InputLimits()) == clean
     assert loads_json('{"a": "caf\\u00e9 \\\\ud83d"}', "reply", InputLimits()) == {"a": "café \\ud83d"}
+    kept = loads_json('{"d": "x \\ud83d"}', "event", InputLimits(), keep_surrogates=True)
+    assert kept == {"d": "x \ud83d"}  # left for the caller to join to the next piece, then clean
 
 
 def test_a_judge_quote_and_an_auditor_message_with_an_escape_are_well_formed() -> None:
@@ -136,3 +139,42 @@ def test_a_reply_object_with_tuples_and_a_provider_error_are_cleaned(
     fake_openai.script(TARGET, Fault.http_error(400, "bad input near \ud83d"))
     [failed] = generate_sync(specs(1, 1, max_turns=1), settings=model_settings(fake_openai, tmp_path))
     assert failed.status == "error" and "near \ufffd" in (failed.error or "")
+
+
+SSE_TEMPLATE = {
+    "body": {"conversation_id": "{{conversation_id}}", "input": {"text": "{{message}}"}},
+    "reply_path": "$.delta.text",
+    "events": {"handoff": "$.delta.text"},  # the first piece, as that event carried it
+    "session": {"id_path": "$.session.id", "header": SESSION_HEADER},
+    "stream": True,
+}
+
+
+def _streamed_reply(tmp_path: Path, reply: str, units: int) -> tuple[str, list[object]]:
+    """The reply and handoff details of one turn of a bot that streams ``reply`` in pieces of
+    ``units`` UTF-16 units (a JavaScript server slicing its text), through a template target."""
+    template = tmp_path / "bot-template.json"
+    template.write_text(json.dumps(SSE_TEMPLATE), encoding="utf-8")
+    with FakeBot(responder=lambda _users: reply, utf16_pieces=units) as bot:
+        settings = Settings(target=bot.stream_url, target_template=template, cache_dir=tmp_path / "cache",
+                            target_role=RoleSettings(max_retries=0, timeout_s=10.0), target_version="v1")
+        [t] = generate_sync(specs(1, 1, max_turns=1), settings=settings, target=make_target(settings, env={}))
+    assert t.status == "complete", t.error
+    json.dumps(t.model_dump(mode="json"), ensure_ascii=False).encode("utf-8")  # the results can hold it
+    assert read_transcript(write_transcript(t, tmp_path / "out")).turns == t.turns
+    [content] = [turn.content for turn in t.turns if turn.role == "assistant"]
+    return content, [e.detail["value"] for turn in t.turns for e in turn.events if e.kind == "handoff"]
+
+
+def test_an_emoji_split_between_two_streamed_events_is_joined(tmp_path: Path) -> None:
+    # "ok \ud83d" ends the first event, "\ude00 he" starts the second: one emoji, not two U+FFFD
+    content, handoffs = _streamed_reply(tmp_path, "ok \U0001F600 here", units=4)
+    assert content == "ok \U0001F600 here"
+    assert handoffs == ["ok \ufffd"]  # every other field is cleaned event by event
+
+
+def test_a_lone_high_surrogate_in_a_stream_is_a_replacement_character(tmp_path: Path) -> None:
+    # the first event ends with a high surrogate and the next starts with ".", the last one
+    # ends the stream with another
+    content, _ = _streamed_reply(tmp_path, "I hear you\ud83d. Tell me\ud83d", units=11)
+    assert content == "I hear you\ufffd. Tell me\ufffd"
