@@ -301,7 +301,7 @@ class Generator:
         time left, and the progress line is reported again."""
         self.engine.stats.stopped += count
         if self.progress is not None:
-            self.progress(self.engine.stats.line(elapsed_s=time.monotonic() - self.started))
+            self.progress(self.engine.stats.progress_line(time.monotonic() - self.started))
 
     def report_final(self) -> None:
         """Report the plan's final progress line from the ledger's final totals, once every
@@ -310,7 +310,7 @@ class Generator:
         (:class:`empath_gate.report.progress.ThrottledProgress`)."""
         self.engine.stats.sync(self.ledger)
         if self.progress is not None:
-            self.progress(self.engine.stats.line(elapsed_s=time.monotonic() - self.started))
+            self.progress(self.engine.stats.progress_line(time.monotonic() - self.started))
 
     async def produce(self, spec: RunSpec) -> Transcript:
         """The transcript of ``spec``: a ``budget`` transcript without turns when the ledger's
@@ -330,7 +330,7 @@ class Generator:
         stats.done += 1
         stats.sync(ledger)
         if self.progress is not None:
-            self.progress(stats.line(elapsed_s=time.monotonic() - self.started))
+            self.progress(stats.progress_line(time.monotonic() - self.started))
         return transcript
 
 

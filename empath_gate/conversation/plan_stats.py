@@ -3,9 +3,9 @@ finished transcripts (:func:`summarize`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields, replace
+from typing import TYPE_CHECKING, Any
 
 from empath_gate.conversation.transcript import Transcript, auditor_tally
 
@@ -73,6 +73,50 @@ class PlanStats:
         if self.not_started:
             parts.append(f"budget reached: {self.not_started} not started")
         return "empath-gate: " + " · ".join(parts)
+
+    def progress_line(self, elapsed_s: float | None = None) -> ProgressLine:
+        """:meth:`line` as a :class:`ProgressLine` carrying a copy of these totals."""
+        return ProgressLine(replace(self), elapsed_s)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The totals as plain JSON values (what an xdist worker sends its controller)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PlanStats:
+        """Totals from :meth:`to_dict`'s output; unknown keys are ignored, a missing or
+        non-numeric value counts 0."""
+        out = cls()
+        for f in fields(cls):
+            value = data.get(f.name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                setattr(out, f.name, float(value) if f.name == "cost_usd" else int(value))
+        return out
+
+    @classmethod
+    def combined(cls, parts: Iterable[PlanStats]) -> PlanStats:
+        """The totals of several plans run side by side (every count and the cost summed), e.g.
+        the shares of a run's xdist workers."""
+        out = cls()
+        for part in parts:
+            for f in fields(cls):
+                setattr(out, f.name, getattr(out, f.name) + getattr(part, f.name))
+        return out
+
+
+class ProgressLine(str):
+    """A progress line (:meth:`PlanStats.line`) that also carries its totals (``stats``, a copy)
+    and the seconds since its plan started (``elapsed_s``): a front-end that adds up several
+    plans' progress (the pytest plugin's xdist controller) reads the numbers, not the text. Every
+    other front-end sees a plain ``str``."""
+
+    stats: PlanStats
+    elapsed_s: float | None
+
+    def __new__(cls, stats: PlanStats, elapsed_s: float | None = None) -> ProgressLine:
+        obj = super().__new__(cls, stats.line(elapsed_s=elapsed_s))
+        obj.stats, obj.elapsed_s = stats, elapsed_s
+        return obj
 
 
 def time_left_text(done: int, total: int, elapsed_s: float | None) -> str | None:

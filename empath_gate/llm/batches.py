@@ -63,6 +63,14 @@ class BatchStatus:
         return self.status in FAILED
 
 
+_QUIET_POLL = {"batch_ignore_default_logging": True}
+"""litellm metadata of a poll: no success logging of the batch. Else, when the poll finds the
+batch completed, litellm's logging downloads its output file to price it, in a task of its own
+that nobody awaits: a second download of the results, and the run's loop cancels it when the run
+ends, mid-connect ("coroutine ... connect_tcp ... was never awaited"). The collect pass reads and
+prices the results itself (:func:`read_results`)."""
+
+
 def _lib() -> Any:
     from empath_gate.llm.client import litellm_module
 
@@ -155,7 +163,8 @@ async def submit(
 async def poll(settings: RoleSettings, batch_id: str) -> BatchStatus:
     """One poll of ``batch_id``. Raises ProviderError (kind ``batch``)."""
     try:
-        b = await _lib().aretrieve_batch(batch_id=batch_id, **_route(settings))
+        b = await _lib().aretrieve_batch(batch_id=batch_id, litellm_metadata=dict(_QUIET_POLL),
+                                         **_route(settings))
     except Exception as exc:
         raise _failed(f"polling batch {batch_id}", exc, settings) from None
     counts = getattr(b, "request_counts", None)

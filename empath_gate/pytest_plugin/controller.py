@@ -20,6 +20,7 @@ from empath_gate.pytest_plugin.channel import LOST_AFTER_S, ChannelServer, Conne
 from empath_gate.pytest_plugin.session import EmpathSession, lost_records, share
 
 if TYPE_CHECKING:
+    from empath_gate.conversation.plan_stats import PlanStats
     from empath_gate.report.progress import ThrottledProgress
 
 
@@ -48,6 +49,10 @@ class Controller:
         self.error: tuple[str, str] | None = None
         self._waiting: list[Connection] = []
         self._answer: dict[str, Any] | None = None
+        self._progress_lock = threading.Lock()
+        self._shares: dict[int, tuple[PlanStats, float | None]] = {}
+        """Slot -> its worker's latest progress totals and elapsed seconds (a replacement
+        worker's replace the dead one's: it redoes the same share)."""
         self.server = ChannelServer(self.token, self._handle)
 
     # ---- xdist hooks
@@ -92,8 +97,10 @@ class Controller:
     def _handle(self, msg: dict[str, Any], conn: Connection) -> None:
         kind = msg.get("type")
         if kind == "progress":
-            if self.progress is not None:
-                self.progress(str(msg.get("line", "")))
+            with self._progress_lock:  # the totals and the line shown stay in order across workers
+                line = self._total_line(msg)
+                if self.progress is not None:
+                    self.progress(line)
             return
         with self._lock:
             if kind == "hello" and self.conversations is None:
@@ -105,6 +112,22 @@ class Controller:
                     self.error = (str(msg["error"]), str(msg.get("error_kind") or "infrastructure"))
                 self._waiting.append(conn)
                 self._maybe_answer()
+
+    def _total_line(self, msg: dict[str, Any]) -> str:
+        """The line to show for a worker's ``progress`` message: with its share's totals, the
+        run's totals (every slot's latest totals added up, the longest elapsed time for the time
+        left), else the worker's line as it came (a note, a cache notice)."""
+        from empath_gate.conversation.plan_stats import PlanStats
+
+        stats, slot = msg.get("stats"), msg.get("slot")
+        if not isinstance(stats, dict) or not isinstance(slot, int):
+            return str(msg.get("line", ""))
+        elapsed = msg.get("elapsed_s")
+        seconds = float(elapsed) if isinstance(elapsed, (int, float)) else None
+        self._shares[slot] = (PlanStats.from_dict(stats), seconds)
+        times = [t for _, t in self._shares.values() if t is not None]
+        total = PlanStats.combined(s for s, _ in self._shares.values())
+        return total.line(elapsed_s=max(times) if times else None)
 
     def _give_up(self, slot: int, worker: str) -> None:
         with self._lock:

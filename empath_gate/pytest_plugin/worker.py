@@ -18,6 +18,18 @@ if TYPE_CHECKING:
     from empath_gate.plan.build import PlanItem
 
 
+def progress_message(slot: int, line: str) -> dict[str, Any]:
+    """The channel message of one progress ``line`` of slot ``slot``: with the share's totals
+    when the line carries them (a :class:`~empath_gate.conversation.plan_stats.ProgressLine`),
+    which the controller adds up over every slot; other lines (notes) go as text."""
+    from empath_gate.conversation.plan_stats import ProgressLine
+
+    message: dict[str, Any] = {"type": "progress", "slot": slot, "line": str(line)}
+    if isinstance(line, ProgressLine):
+        message.update(stats=line.stats.to_dict(), elapsed_s=line.elapsed_s)
+    return message
+
+
 def run_worker(
     es: EmpathSession,
     infos: Sequence[PlanItem],
@@ -50,7 +62,7 @@ def run_worker(
         )
 
         def forward(line: str) -> None:
-            client.send({"type": "progress", "line": line})
+            client.send(progress_message(slot, line))
 
         mine = share(conversations, slot, slots)
         records = es.generate(mine, forward)

@@ -3,13 +3,25 @@ counts what the cache and a batch saved."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
+import pytest
 from pydantic import SecretStr
 
 from empath_gate.llm.accounting import Ledger, ledger_session, scope
-from empath_gate.llm.batches import BATCH_PRICE_FACTOR, batch_body, batch_lines, read_results
+from empath_gate.llm.batches import (
+    BATCH_PRICE_FACTOR,
+    BatchStatus,
+    batch_body,
+    batch_lines,
+    poll,
+    read_results,
+    submit,
+)
+from empath_gate.llm.loop import run_calls
 from empath_gate.settings import RoleSettings
+from empath_gate.testing.fake_openai import FAKE_API_KEY, FakeOpenAIServer
 
 OK = {"choices": [{"message": {"role": "assistant", "content": "{}"}, "finish_reason": "stop"}],
       "model": "gpt-4o-mini", "usage": {"prompt_tokens": 1000, "completion_tokens": 100}}
@@ -67,3 +79,37 @@ def test_the_ledger_counts_cache_and_batch_savings_apart_from_calls() -> None:
     assert (judge.calls, judge.cache_hits, judge.batch_calls) == (0, 2, 2)
     assert judge.cache_saved_usd == 0.02 and judge.batch_cost_usd == 0.01 and judge.batch_saved_usd == 0.01
     assert ledger.spent_usd == 0.01 and ledger.scope_tally("t-r0")["judge"].batch_calls == 2
+
+
+def test_polling_a_completed_batch_leaves_no_download_running_behind_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # litellm's success logging of a poll that finds a batch completed would download its output
+    # file (to price the batch) in a task of its own, which the run's loop cancels when it ends,
+    # mid-connect: "coroutine 'connect_tcp.<locals>.try_connect' was never awaited"
+    monkeypatch.setenv("OPENAI_API_KEY", FAKE_API_KEY)
+    with FakeOpenAIServer() as fake:
+        fake.on("fake-judge", "{}")
+        fake.batch_pending_polls = 0
+        role = RoleSettings(model="openai/fake-judge", api_base=fake.base_url)
+        store = fake.batch_store
+        read: list[str] = []
+        real = store.file_content
+
+        def counting(fid: str) -> bytes | None:
+            read.append(fid)
+            return real(fid)
+
+        monkeypatch.setattr(store, "file_content", counting)
+
+        async def scenario() -> BatchStatus:
+            body = batch_body(role, [{"role": "user", "content": "hi"}], None, None)
+            batch_id, _ = await submit(role, [("k1", body)])
+            status = await poll(role, batch_id)
+            for _ in range(100):  # time for any task the poll left behind to fetch the file
+                await asyncio.sleep(0.02)
+            return status
+
+        status = run_calls(scenario())
+    assert status.done and status.output_file_id
+    assert status.output_file_id not in read  # nobody downloaded the results but the collect pass

@@ -98,7 +98,8 @@ def test_the_last_progress_line_is_shown_once_when_every_line_falls_in_the_throt
     assert code == 0, out
     lines = [x for x in out.splitlines() if x.startswith("empath-gate: transcripts ")]
     assert len(lines) == 2, out  # the first line as it came, and the last at the end
-    done = re.match(r"empath-gate: transcripts (\d+)/(\d+) ", lines[-1])
-    assert done is not None and done[1] == done[2], out  # a finished count (one worker's under -n 2)
-    if workers == "0":
-        assert done[1] == "6", out  # the tiny suite: three conversations, two runs each
+    done = re.match(r"empath-gate: transcripts (\d+)/(\d+) · (\d+) calls, (\d+) cached ", lines[-1])
+    # the tiny suite: three conversations, two runs each; under -n 2 the total of both workers
+    assert done is not None and done[1] == done[2] == "6", out
+    cost = read_json(tmp_path / "empath-results" / "results.json")["metadata"]["cost"]
+    assert (int(done[3]), int(done[4])) == (cost["calls"], cost["cache_hits"]), out  # the run's calls
