@@ -4,7 +4,7 @@
   under 1 MiB of UTF-8, GitHub's per-step limit);
 * :func:`set_outputs` writes the step outputs ``passed`` (``true``/``false``),
   ``verdict`` (the verdict's status slug: ``passed``, ``failed``, ``not_evaluated``,
-  ``infrastructure_error``, ``usage_error``), ``regressions`` (comma-separated ids of the
+  ``judging_pending``, ``infrastructure_error``, ``usage_error``), ``regressions`` (comma-separated ids of the
   metrics that regressed, empty when none) and ``results-path`` to ``GITHUB_OUTPUT``;
 * :func:`annotate` prints one ``::error`` annotation per failing metric (its conditions and
   first reason), and one ``::warning`` when the run was not evaluated;

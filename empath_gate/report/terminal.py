@@ -34,6 +34,7 @@ _WORD = {
     "passed": "PASSED",
     "failed": "FAILED",
     "not_evaluated": "NOT EVALUATED",
+    "judging_pending": "JUDGING PENDING",
     "infrastructure_error": "INFRASTRUCTURE ERROR",
     "usage_error": "CONFIGURATION ERROR",
 }

@@ -303,7 +303,15 @@ class Summary(_Model):
     judge_failures: dict[str, int] = Field(default_factory=dict)
     target_filtered: int = 0
     transcripts: int = Field(default=0, description="transcripts run (records other than stopped ones)")
-    transcripts_failed: int = 0
+    transcripts_failed: int = Field(
+        default=0, description="transcripts that errored, ran out of budget or were interrupted "
+        "(records other than complete, stopped and pending ones)",
+    )
+    transcripts_pending: int = Field(
+        default=0, ge=0,
+        description="transcripts whose judging waits for a judge batch (records with status 'pending', "
+        "--judge-batch submit; collect judges them): their tests are incomplete, never passed",
+    )
     transcripts_stopped: int = Field(
         default=0, ge=0,
         description="runs sequential gating did not start because their conversation was settled "

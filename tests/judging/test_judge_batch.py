@@ -12,7 +12,11 @@ from pathlib import Path
 import pytest
 
 from empath_gate import evaluate_run, load_settings, prepare, run_plan
+from empath_gate.gate.exit import EXIT_INFRA, summary_exit_code
 from empath_gate.judging.batch_state import read_state
+from empath_gate.report.markdown import render_markdown
+from empath_gate.report.terminal import render_terminal
+from empath_gate.report.view import overall_verdict
 from empath_gate.results.model import Results, RunRecord
 from empath_gate.testing.fake_openai import FAKE_API_KEY, FakeOpenAIServer
 from empath_gate.testing.scenarios import ScoringJudge
@@ -93,6 +97,14 @@ def test_submit_leaves_tests_pending_and_collect_finishes_with_no_live_judge_cal
         assert judge.calls and live_judge_calls(fake) == 0  # answered inside the batch only
         assert results.summary.counts.get("passed", 0) == 0 and results.summary.counts["incomplete"] > 0
         assert all("judging pending in batch_fake_" in (r.error or "") for r in records)
+        # waiting for the batch is its own verdict, not an infrastructure error, and still exit 3
+        assert (results.summary.transcripts_pending, results.summary.transcripts_failed) == (2 * RUNS, 0)
+        verdict = overall_verdict(results)
+        assert verdict.status == "judging_pending" and "run --judge-batch collect" in verdict.headline
+        assert summary_exit_code(results.summary) == EXIT_INFRA
+        terminal = render_terminal(results)
+        assert "JUDGING PENDING" in terminal and "INFRASTRUCTURE" not in terminal
+        assert render_markdown(results).splitlines()[1].startswith("### ⏳ empath-gate")
         text = state_file.read_text(encoding="utf-8")
         assert FAKE_API_KEY not in text and "api_key" not in text
 

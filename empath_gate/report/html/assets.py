@@ -22,7 +22,7 @@ code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;background:#f6f8fa;pa
 border-radius:4px}
 .verdict{padding:12px 16px;border-radius:8px;margin:12px 0;border:2px solid}
 .verdict.passed{border-color:var(--pass)}.verdict.failed,.verdict.usage_error{border-color:var(--fail)}
-.verdict.not_evaluated{border-color:var(--warn)}.verdict.infrastructure_error{border-color:var(--err)}
+.verdict.not_evaluated{border-color:var(--warn)}.verdict.judging_pending{border-color:var(--warn)}.verdict.infrastructure_error{border-color:var(--err)}
 .verdict h1{margin:0}.muted{color:var(--muted)}.note{border-left:4px solid var(--warn);padding:4px 12px;
 background:#fff8e6;margin:6px 0}
 .st-passed{color:var(--pass)}.st-failed{color:var(--fail);font-weight:600}.st-error{color:var(--err)}

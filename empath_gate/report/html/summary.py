@@ -32,6 +32,7 @@ _VERDICT_WORD = {
     "passed": "PASSED",
     "failed": "FAILED",
     "not_evaluated": "NOT EVALUATED",
+    "judging_pending": "JUDGING PENDING",
     "infrastructure_error": "INFRASTRUCTURE ERROR",
     "usage_error": "CONFIGURATION ERROR",
 }

@@ -24,6 +24,7 @@ ICONS: dict[str, str] = {
     "passed": "✅",
     "failed": "❌",
     "not_evaluated": "⚠️",
+    "judging_pending": "⏳",
     "infrastructure_error": "⛔",
     "usage_error": "❌",
 }

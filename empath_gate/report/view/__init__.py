@@ -8,7 +8,11 @@ dataclasses; the renderers only format (and escape) them.
 Verdict rules (never green by accident):
 
 * ``usage_error``: the gate found configuration problems (e.g. an expired waiver);
-* ``infrastructure_error``: a cell errored or the run has infrastructure reasons;
+* ``judging_pending``: the only missing evidence is judging that waits for a judge batch
+  (``--judge-batch submit``; every test it leaves is incomplete, none is passed: exit 3, as
+  for missing evidence); ``collect`` finishes it;
+* ``infrastructure_error``: a cell errored, a test is incomplete for another reason, or the
+  run has infrastructure reasons;
 * ``failed``: a cell failed (or the results say the gate did not pass);
 * ``not_evaluated``: nothing was decided as passed or failed: no decision at all, or every
   cell skipped (criteria-only offline runs without a critical FAIL, everything N/A, a fork

@@ -11,7 +11,9 @@ from empath_gate.report.view.format import CRITERIA_ONLY_NOTE, plural
 from empath_gate.report.view.rows import MetricRow, metric_rows
 from empath_gate.results import Results
 
-VerdictStatus = Literal["passed", "failed", "not_evaluated", "infrastructure_error", "usage_error"]
+VerdictStatus = Literal[
+    "passed", "failed", "not_evaluated", "judging_pending", "infrastructure_error", "usage_error"
+]
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,11 @@ def overall_verdict(results: Results, rows: Sequence[MetricRow] | None = None) -
     if s.usage_errors:
         return verdict("usage_error", "configuration error", s.usage_errors)
     if counts["incomplete"] and not (counts["error"] or s.infrastructure_reasons):
+        if s.transcripts_pending and not s.transcripts_failed:
+            n, k = s.transcripts_pending, counts["incomplete"]
+            return verdict("judging_pending", f"judging pending: {plural(n, 'transcript')} wait for the "
+                           f"judge batch, {plural(k, 'test')} not evaluated yet; run --judge-batch collect "
+                           "once the batch has completed")
         reasons = tuple(d.reasons[0] for d in results.decisions if d.status == "incomplete" and d.reasons)[:5]
         n = counts["incomplete"]
         return verdict("infrastructure_error", f"not evaluated: {plural(n, 'test')} incomplete "
