@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -199,3 +200,45 @@ def test_a_crash_after_one_batch_keeps_it_and_the_rerun_submits_only_the_rest(
         fake.batch_pending_polls = 0
         results, records = run(project, fake, "collect")
     assert {r.status for r in records} == {"complete"} and results.summary.passed
+
+
+def cli(folder: Path, fake: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
+    """``empath-gate run --suite batchy ARGS`` in this process, with the fake judge."""
+    from empath_gate.cli import main
+
+    for key, value in {
+        "EMPATH_TARGET": "py:batch_bot:reply", "EMPATH_TARGET_VERSION": "1",
+        "EMPATH_SUITES_DIRS": str(folder / "suites-team"), "EMPATH_CACHE_DIR": str(folder / "cache"),
+        "EMPATH_JUDGE_MODEL": f"openai/{JUDGE_MODEL}", "EMPATH_JUDGE_API_BASE": fake.base_url,
+        "EMPATH_JUDGE_MAX_RETRIES": "0",
+    }.items():
+        monkeypatch.setenv(key, value)
+    return main(["run", "--suite", "batchy", *args])
+
+
+def test_every_batch_status_line_is_printed_even_inside_the_progress_throttle(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import empath_gate.report.progress as progress
+
+    monkeypatch.setattr(progress, "PROGRESS_EVERY_S", 3600.0)  # every line of a run in one window
+    with FakeOpenAIServer() as fake:
+        fake.on(JUDGE_MODEL, ScoringJudge(default=9, seeds=judge_seeds(project)))
+        fake.batch_pending_polls = 1  # each batch reads in_progress on its first poll
+        steps = [("2", "submit"), ("2", "collect"), ("3", "submit"), ("3", "collect")]  # all pending
+        errs = []
+        for runs, mode in steps:
+            assert cli(project, fake, monkeypatch, "--runs", runs, "--judge-batch", mode) == 3
+            errs.append(capsys.readouterr().err)
+    state = read_state(project / "empath-results" / "judge-batch.json")
+    assert state is not None
+    first, second = state.batches  # in submit order
+    assert f"empath-gate: judge batch {first.batch_id}: submitted 4 judge requests" in errs[0]
+    assert re.search(f"judge batch {first.batch_id}: in_progress .*: not finished; its transcripts stay "
+                     "pending", errs[1])
+    assert f"empath-gate: judge batch {second.batch_id}: submitted 2 judge requests" in errs[2]
+    # the nightly workflow waits on this line: the first batch completed, the second did not
+    lines = [x for x in errs[3].splitlines() if "judge batch" in x]
+    assert lines[0] == f"empath-gate: judge batch {first.batch_id}: completed, 4 results", errs[3]
+    assert re.match(f"empath-gate: judge batch {second.batch_id}: in_progress .*: not finished; its "
+                    "transcripts stay pending", lines[1]), errs[3]
