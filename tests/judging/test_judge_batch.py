@@ -242,3 +242,60 @@ def test_every_batch_status_line_is_printed_even_inside_the_progress_throttle(
     assert lines[0] == f"empath-gate: judge batch {first.batch_id}: completed, 4 results", errs[3]
     assert re.match(f"empath-gate: judge batch {second.batch_id}: in_progress .*: not finished; its "
                     "transcripts stay pending", lines[1]), errs[3]
+
+
+REMEDY = ("Restore judge-batch.json as the submit run wrote it (in CI: from the submit job's artifact, "
+          "empath-judge-batch in .github/workflows/nightly.yml), or delete it and run --judge-batch submit "
+          "again: the new submit sends every pending judge request")
+PRICE = ("again in a new batch, which costs the batch price of those requests again (half the live judge "
+         "price); the batches already submitted are billed as well, their results unused")
+ENTRY = {"key": "a" * 64, "batch_id": "batch_1", "transcript_id": "t-r0", "metrics": ["m"]}
+
+
+@pytest.mark.parametrize(("mode", "text", "wrong"), [
+    ("collect", "", ["cannot read the judge-batch state file: the file is empty."]),
+    ("collect", '{"format": "empath-judge-batch/1", "batches": [', [
+        "cannot read the judge-batch state file: not JSON (line 1 column 48: Expecting value)."]),
+    ("collect", '{"format": "empath-judge-batch/1"}', [
+        "not a valid judge-batch state file (empath-judge-batch/1): judge_model: Field required."]),
+    ("submit", json.dumps({"format": "empath-judge-batch/1", "judge_model": f"openai/{JUDGE_MODEL}",
+                           "batches": [{"batch_id": "batch_1", "input_file_id": "file_1", "requests": "two"}],
+                           "requests": [ENTRY, {**ENTRY, "rejudge": "x", "metrics": "m"}]}), [
+        "batches.0.requests: Input should be a valid integer, unable to parse string as an integer; ",
+        "batches.0.submitted_at: Field required; ",
+        "requests.1.metrics: Input should be a valid tuple; ",
+        "requests.1.rejudge: Input should be a valid integer, unable to parse string as an integer. ",
+        "request (2 in this file) again"]),
+    ("collect", "[]", ["(top level): Input should be a valid dictionary or instance of BatchState."]),
+])
+def test_a_corrupt_state_file_names_the_file_every_field_and_the_remedy(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    mode: str, text: str, wrong: list[str],
+) -> None:
+    state_file = project / "empath-results" / "judge-batch.json"
+    state_file.parent.mkdir()
+    state_file.write_text(text, encoding="utf-8")
+    with FakeOpenAIServer() as fake:
+        assert cli(project, fake, monkeypatch, "--judge-batch", mode) == 2  # a configuration error
+        assert not fake.requests  # stopped before any call
+    err = " ".join(capsys.readouterr().err.split())  # the message as one line
+    shown = Path("empath-results") / "judge-batch.json"
+    assert err.startswith(f"empath-gate run: configuration: {shown}: "), err
+    for part in [*wrong, REMEDY, PRICE]:
+        assert part in err, err
+
+
+def test_a_state_file_with_many_bad_fields_lists_the_first_ones_and_counts_the_rest(tmp_path: Path) -> None:
+    from empath_gate.errors import ConfigError
+    from empath_gate.judging.batch_state import MAX_FIELD_ERRORS
+
+    state_file = tmp_path / "judge-batch.json"
+    bad = [{"key": "a" * 64} for _ in range(MAX_FIELD_ERRORS + 5)]  # each without its batch_id
+    state_file.write_text(json.dumps({"judge_model": "m", "requests": bad}), encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        read_state(state_file)
+    text = str(caught.value)
+    assert text.startswith(f"{state_file}: not a valid judge-batch state file")
+    assert f"requests.{MAX_FIELD_ERRORS - 1}.batch_id: Field required; and 5 more field errors." in text
+    assert f"requests.{MAX_FIELD_ERRORS}.batch_id" not in text
+    assert f"every pending judge request ({MAX_FIELD_ERRORS + 5} in this file) again" in text
