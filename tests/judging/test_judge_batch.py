@@ -299,3 +299,33 @@ def test_a_state_file_with_many_bad_fields_lists_the_first_ones_and_counts_the_r
     assert f"requests.{MAX_FIELD_ERRORS - 1}.batch_id: Field required; and 5 more field errors." in text
     assert f"requests.{MAX_FIELD_ERRORS}.batch_id" not in text
     assert f"every pending judge request ({MAX_FIELD_ERRORS + 5} in this file) again" in text
+
+
+def test_collect_after_the_plan_changed_says_once_how_many_requests_no_batch_holds_and_to_submit_them(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state_file = Path("empath-results") / "judge-batch.json"
+    with FakeOpenAIServer() as fake:
+        fake.on(JUDGE_MODEL, ScoringJudge(default=9, seeds=judge_seeds(project)))
+        fake.batch_pending_polls = 0
+        assert cli(project, fake, monkeypatch, "--runs", "2", "--judge-batch", "submit") == 3
+        capsys.readouterr()
+        # collect with one more run per conversation: its 2 transcripts' judge requests are in no batch
+        assert cli(project, fake, monkeypatch, "--runs", "3", "--judge-batch", "collect") != 0
+        out = capsys.readouterr()
+        notices = [x for x in out.err.splitlines() if "held by no submitted batch" in x]
+        assert notices == [
+            "empath-gate: judge batch: 2 judge requests of 2 transcripts held by no submitted batch: the "
+            "transcript or the judge settings changed since the submit (e.g. another --runs, suite, target "
+            "or judge prompt), so they are judge failures (provider_error) in this run. Submit them: run "
+            f"--judge-batch submit with this plan and state file {state_file} (it sends only the requests no "
+            "batch holds), then collect again; or run without --judge-batch to judge them live"
+        ], out.err
+        assert "held by no submitted batch" not in out.out  # once, not per test
+
+        # what it says to do: submit sends only those two, and the next collect judges everything
+        assert cli(project, fake, monkeypatch, "--runs", "3", "--judge-batch", "submit") == 3
+        assert re.search(r"judge batch \S+: submitted 2 judge requests", capsys.readouterr().err)
+        assert cli(project, fake, monkeypatch, "--runs", "3", "--judge-batch", "collect") == 0
+        assert "held by no submitted batch" not in capsys.readouterr().err
+        assert live_judge_calls(fake) == 0
