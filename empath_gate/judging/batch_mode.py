@@ -14,7 +14,9 @@ judging pass.
   call and a later run hits the cache. An error result, a missing line, a batch that failed or
   expired, or a request no batch holds is a visible judge failure (``provider_error``), an
   unparseable reply a ``parse_error`` (not asked again); a batch still running leaves its
-  transcripts ``pending`` (incomplete), and collect can be run again.
+  transcripts ``pending`` (incomplete), and collect can be run again. Requests no batch holds
+  (the plan or the judge settings changed since the submit) are counted in one line at the end
+  of the pass, which says to submit them.
 """
 
 from __future__ import annotations
@@ -139,6 +141,22 @@ async def _submit_recorded(settings: Settings, session: BatchSession, state: Bat
     return state, notes
 
 
+def _unheld_note(session: BatchSession, state_file: Path) -> str | None:
+    """Collect: the one line telling how many judge requests no batch of ``state_file`` holds,
+    why and what to do; None when every request was held."""
+    n = len(session.unheld)
+    if not n:
+        return None
+    tids = len({t for t in session.unheld.values() if t})
+    whose = f" of {tids} transcript{'s' if tids != 1 else ''}" if tids else ""
+    return (f"empath-gate: judge batch: {n} judge request{'s' if n != 1 else ''}{whose} held by no submitted "
+            f"batch: the transcript or the judge settings changed since the submit (e.g. another --runs, "
+            f"suite, target or judge prompt), so they are judge failures (provider_error) in this run. "
+            f"Submit them: run --judge-batch submit with this plan and state file {state_file} (it sends "
+            f"only the requests no batch holds), then collect again; or run without --judge-batch to "
+            f"judge them live")
+
+
 @contextlib.asynccontextmanager
 async def batch_pass(settings: Settings, state_file: Path,
                      progress: Callable[[str], None] | None = None) -> AsyncIterator[BatchPass]:
@@ -176,10 +194,13 @@ async def batch_pass(settings: Settings, state_file: Path,
         yield bp
     if mode == "submit":
         state, more = await _submit_recorded(settings, session, state, state_file)
-        bp.notes.extend(more)
-        for line in more:
-            if progress is not None:
-                progress(line)
+    else:
+        unheld = _unheld_note(session, state_file)
+        more = [unheld] if unheld else []
+    bp.notes.extend(more)
+    for line in more:
+        if progress is not None:
+            progress(line)
     batch_of = {r.transcript_id: r.batch_id for r in (state.requests if state else ()) if r.transcript_id}
     bp.pending = {tid: batch_of.get(tid, "the judge batch") for tid in sorted(session.pending)}
 

@@ -82,22 +82,61 @@ def state_path(configured: Path | None, results: Path) -> Path:
     return configured if configured is not None else results.parent / DEFAULT_STATE_NAME
 
 
+MAX_FIELD_ERRORS = 20
+"""Most field errors one message lists (a corrupt file of 50,000 requests could have as many)."""
+
+
 def read_state(path: Path) -> BatchState | None:
-    """The state in ``path``, or None when there is no file. Raises ConfigError naming the file
-    when it is unreadable, not JSON, over the input limits or not a state file."""
+    """The state in ``path``, or None when there is no file. Raises ConfigError when it is
+    unreadable, empty, not JSON, over the input limits or not a state file: the message names
+    the file, what is wrong (every field that is not valid, by its path, e.g.
+    ``batches.0.submitted_at: Field required``) and what to do (:func:`state_remedy`)."""
     from empath_gate.bounded import InputLimitError, read_json
 
     if not path.exists():
         return None
     try:
         data = read_json(path)
+    except json.JSONDecodeError as exc:
+        what = ("the file is empty" if not exc.doc.strip()
+                else f"not JSON (line {exc.lineno} column {exc.colno}: {exc.msg})")
+    except UnicodeDecodeError:
+        what = "not UTF-8 text"
     except (OSError, ValueError, InputLimitError) as exc:
-        raise ConfigError(f"{path}: cannot read the judge-batch state file: {exc}") from None
+        what = str(exc)
+    else:
+        what = ""
+    if what:
+        raise ConfigError(f"{path}: cannot read the judge-batch state file: {what}. {state_remedy(path)}")
     try:
         return BatchState.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"{path}: not a judge-batch state file ({STATE_FORMAT}): "
-                          f"{exc.errors()[0].get('msg')}") from None
+        raise ConfigError(f"{path}: not a valid judge-batch state file ({STATE_FORMAT}): "
+                          f"{field_errors(exc)}. {state_remedy(path, data)}") from None
+
+
+def field_errors(exc: ValidationError) -> str:
+    """Every error of ``exc`` as ``<field path>: <message>`` joined by ``; `` (``(top level)``
+    for the document itself), at most :data:`MAX_FIELD_ERRORS` of them and how many more."""
+    errors = exc.errors(include_url=False, include_input=False)
+    parts = [f"{'.'.join(str(x) for x in e['loc']) or '(top level)'}: {e['msg']}"
+             for e in errors[:MAX_FIELD_ERRORS]]
+    if len(errors) > MAX_FIELD_ERRORS:
+        parts.append(f"and {len(errors) - MAX_FIELD_ERRORS} more field errors")
+    return "; ".join(parts)
+
+
+def state_remedy(path: Path, data: object = None) -> str:
+    """What to do about the unusable state file ``path`` (``data``: its JSON document, when it
+    is JSON): restore it from the submit job's artifact, or delete it and submit again, which
+    sends the pending judge requests again and pays the batch price for them once more."""
+    held = data.get("requests") if isinstance(data, dict) else None
+    count = f" ({len(held)} in this file)" if isinstance(held, list) and held else ""
+    return (f"Restore {path.name} as the submit run wrote it (in CI: from the submit job's artifact, "
+            f"empath-judge-batch in .github/workflows/nightly.yml), or delete it and run --judge-batch "
+            f"submit again: the new submit sends every pending judge request{count} again in a new "
+            f"batch, which costs the batch price of those requests again (half the live judge price); "
+            f"the batches already submitted are billed as well, their results unused")
 
 
 def write_state(path: Path, state: BatchState) -> Path:
@@ -120,11 +159,14 @@ def write_state(path: Path, state: BatchState) -> Path:
 
 __all__ = [
     "DEFAULT_STATE_NAME",
+    "MAX_FIELD_ERRORS",
     "STATE_FORMAT",
     "BatchEntry",
     "BatchState",
     "RequestEntry",
+    "field_errors",
     "read_state",
     "state_path",
+    "state_remedy",
     "write_state",
 ]

@@ -68,7 +68,8 @@ class BatchSession:
     batch's successful result; ``errors``: key -> why its result is unusable (an error line, a
     missing line, a body that is not a chat completion). Filled as the pass runs: ``recorded``
     (submit: key -> new request), ``pending`` (transcript ids whose judging waits), ``served``
-    (collect: keys answered from a batch)."""
+    (collect: keys answered from a batch), ``unheld`` (collect: key -> transcript id of each
+    judge request no batch of the state file holds)."""
 
     mode: BatchMode
     submitted: dict[str, str] = field(default_factory=dict)
@@ -78,6 +79,7 @@ class BatchSession:
     recorded: dict[str, DeferredRequest] = field(default_factory=dict)
     pending: set[str] = field(default_factory=set)
     served: set[str] = field(default_factory=set)
+    unheld: dict[str, str | None] = field(default_factory=dict)
 
     def answer(
         self, key: str, body: Callable[[], dict[str, Any]], cache_extra: Mapping[str, object]
@@ -107,9 +109,11 @@ class BatchSession:
             raise JudgePending(key, batch_id)
         if batch_id is not None:
             raise ProviderError(f"judge batch: batch {batch_id} has no result for this request", kind="batch")
+        self.unheld[key] = current_scope()
         raise ProviderError(
             "judge batch: no submitted batch holds this judge request (the transcript or the judge "
-            "settings changed since the submit); run without --judge-batch to judge it live",
+            "settings changed since the submit); run --judge-batch submit again to send it in a new "
+            "batch, or run without --judge-batch to judge it live",
             kind="batch",
         )
 

@@ -116,7 +116,9 @@ class Controller:
     def _total_line(self, msg: dict[str, Any]) -> str:
         """The line to show for a worker's ``progress`` message: with its share's totals, the
         run's totals (every slot's latest totals added up, the longest elapsed time for the time
-        left), else the worker's line as it came (a note, a cache notice)."""
+        left) as a :class:`~empath_gate.conversation.plan_stats.ProgressLine`, which the printer
+        throttles; else the worker's line as it came (a note, a cache notice), a plain string the
+        printer always shows."""
         from empath_gate.conversation.plan_stats import PlanStats
 
         stats, slot = msg.get("stats"), msg.get("slot")
@@ -127,7 +129,7 @@ class Controller:
         self._shares[slot] = (PlanStats.from_dict(stats), seconds)
         times = [t for _, t in self._shares.values() if t is not None]
         total = PlanStats.combined(s for s, _ in self._shares.values())
-        return total.line(elapsed_s=max(times) if times else None)
+        return total.progress_line(max(times) if times else None)  # a count: the only line throttled
 
     def _give_up(self, slot: int, worker: str) -> None:
         with self._lock:

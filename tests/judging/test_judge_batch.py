@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -211,3 +212,132 @@ def test_a_crash_after_one_batch_keeps_it_and_the_rerun_submits_only_the_rest(
         fake.batch_pending_polls = 0
         results, records = run(project, fake, "collect")
     assert {r.status for r in records} == {"complete"} and results.summary.passed
+
+
+def cli(folder: Path, fake: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch, *args: str) -> int:
+    """``empath-gate run --suite batchy ARGS`` in this process, with the fake judge."""
+    from empath_gate.cli import main
+
+    for key, value in {
+        "EMPATH_TARGET": "py:batch_bot:reply", "EMPATH_TARGET_VERSION": "1",
+        "EMPATH_SUITES_DIRS": str(folder / "suites-team"), "EMPATH_CACHE_DIR": str(folder / "cache"),
+        "EMPATH_JUDGE_MODEL": f"openai/{JUDGE_MODEL}", "EMPATH_JUDGE_API_BASE": fake.base_url,
+        "EMPATH_JUDGE_MAX_RETRIES": "0",
+    }.items():
+        monkeypatch.setenv(key, value)
+    return main(["run", "--suite", "batchy", *args])
+
+
+def test_every_batch_status_line_is_printed_even_inside_the_progress_throttle(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import empath_gate.report.progress as progress
+
+    monkeypatch.setattr(progress, "PROGRESS_EVERY_S", 3600.0)  # every line of a run in one window
+    with FakeOpenAIServer() as fake:
+        fake.on(JUDGE_MODEL, ScoringJudge(default=9, seeds=judge_seeds(project)))
+        fake.batch_pending_polls = 1  # each batch reads in_progress on its first poll
+        steps = [("2", "submit"), ("2", "collect"), ("3", "submit"), ("3", "collect")]  # all pending
+        errs = []
+        for runs, mode in steps:
+            assert cli(project, fake, monkeypatch, "--runs", runs, "--judge-batch", mode) == 3
+            errs.append(capsys.readouterr().err)
+    state = read_state(project / "empath-results" / "judge-batch.json")
+    assert state is not None
+    first, second = state.batches  # in submit order
+    assert f"empath-gate: judge batch {first.batch_id}: submitted 4 judge requests" in errs[0]
+    assert re.search(f"judge batch {first.batch_id}: in_progress .*: not finished; its transcripts stay "
+                     "pending", errs[1])
+    assert f"empath-gate: judge batch {second.batch_id}: submitted 2 judge requests" in errs[2]
+    # the nightly workflow waits on this line: the first batch completed, the second did not
+    lines = [x for x in errs[3].splitlines() if "judge batch" in x]
+    assert lines[0] == f"empath-gate: judge batch {first.batch_id}: completed, 4 results", errs[3]
+    assert re.match(f"empath-gate: judge batch {second.batch_id}: in_progress .*: not finished; its "
+                    "transcripts stay pending", lines[1]), errs[3]
+
+
+REMEDY = ("Restore judge-batch.json as the submit run wrote it (in CI: from the submit job's artifact, "
+          "empath-judge-batch in .github/workflows/nightly.yml), or delete it and run --judge-batch submit "
+          "again: the new submit sends every pending judge request")
+PRICE = ("again in a new batch, which costs the batch price of those requests again (half the live judge "
+         "price); the batches already submitted are billed as well, their results unused")
+ENTRY = {"key": "a" * 64, "batch_id": "batch_1", "transcript_id": "t-r0", "metrics": ["m"]}
+
+
+@pytest.mark.parametrize(("mode", "text", "wrong"), [
+    ("collect", "", ["cannot read the judge-batch state file: the file is empty."]),
+    ("collect", '{"format": "empath-judge-batch/1", "batches": [', [
+        "cannot read the judge-batch state file: not JSON (line 1 column 48: Expecting value)."]),
+    ("collect", '{"format": "empath-judge-batch/1"}', [
+        "not a valid judge-batch state file (empath-judge-batch/1): judge_model: Field required."]),
+    ("submit", json.dumps({"format": "empath-judge-batch/1", "judge_model": f"openai/{JUDGE_MODEL}",
+                           "batches": [{"batch_id": "batch_1", "input_file_id": "file_1", "requests": "two"}],
+                           "requests": [ENTRY, {**ENTRY, "rejudge": "x", "metrics": "m"}]}), [
+        "batches.0.requests: Input should be a valid integer, unable to parse string as an integer; ",
+        "batches.0.submitted_at: Field required; ",
+        "requests.1.metrics: Input should be a valid tuple; ",
+        "requests.1.rejudge: Input should be a valid integer, unable to parse string as an integer. ",
+        "request (2 in this file) again"]),
+    ("collect", "[]", ["(top level): Input should be a valid dictionary or instance of BatchState."]),
+])
+def test_a_corrupt_state_file_names_the_file_every_field_and_the_remedy(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    mode: str, text: str, wrong: list[str],
+) -> None:
+    state_file = project / "empath-results" / "judge-batch.json"
+    state_file.parent.mkdir()
+    state_file.write_text(text, encoding="utf-8")
+    with FakeOpenAIServer() as fake:
+        assert cli(project, fake, monkeypatch, "--judge-batch", mode) == 2  # a configuration error
+        assert not fake.requests  # stopped before any call
+    err = " ".join(capsys.readouterr().err.split())  # the message as one line
+    shown = Path("empath-results") / "judge-batch.json"
+    assert err.startswith(f"empath-gate run: configuration: {shown}: "), err
+    for part in [*wrong, REMEDY, PRICE]:
+        assert part in err, err
+
+
+def test_a_state_file_with_many_bad_fields_lists_the_first_ones_and_counts_the_rest(tmp_path: Path) -> None:
+    from empath_gate.errors import ConfigError
+    from empath_gate.judging.batch_state import MAX_FIELD_ERRORS
+
+    state_file = tmp_path / "judge-batch.json"
+    bad = [{"key": "a" * 64} for _ in range(MAX_FIELD_ERRORS + 5)]  # each without its batch_id
+    state_file.write_text(json.dumps({"judge_model": "m", "requests": bad}), encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        read_state(state_file)
+    text = str(caught.value)
+    assert text.startswith(f"{state_file}: not a valid judge-batch state file")
+    assert f"requests.{MAX_FIELD_ERRORS - 1}.batch_id: Field required; and 5 more field errors." in text
+    assert f"requests.{MAX_FIELD_ERRORS}.batch_id" not in text
+    assert f"every pending judge request ({MAX_FIELD_ERRORS + 5} in this file) again" in text
+
+
+def test_collect_after_the_plan_changed_says_once_how_many_requests_no_batch_holds_and_to_submit_them(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state_file = Path("empath-results") / "judge-batch.json"
+    with FakeOpenAIServer() as fake:
+        fake.on(JUDGE_MODEL, ScoringJudge(default=9, seeds=judge_seeds(project)))
+        fake.batch_pending_polls = 0
+        assert cli(project, fake, monkeypatch, "--runs", "2", "--judge-batch", "submit") == 3
+        capsys.readouterr()
+        # collect with one more run per conversation: its 2 transcripts' judge requests are in no batch
+        assert cli(project, fake, monkeypatch, "--runs", "3", "--judge-batch", "collect") != 0
+        out = capsys.readouterr()
+        notices = [x for x in out.err.splitlines() if "held by no submitted batch" in x]
+        assert notices == [
+            "empath-gate: judge batch: 2 judge requests of 2 transcripts held by no submitted batch: the "
+            "transcript or the judge settings changed since the submit (e.g. another --runs, suite, target "
+            "or judge prompt), so they are judge failures (provider_error) in this run. Submit them: run "
+            f"--judge-batch submit with this plan and state file {state_file} (it sends only the requests no "
+            "batch holds), then collect again; or run without --judge-batch to judge them live"
+        ], out.err
+        assert "held by no submitted batch" not in out.out  # once, not per test
+
+        # what it says to do: submit sends only those two, and the next collect judges everything
+        assert cli(project, fake, monkeypatch, "--runs", "3", "--judge-batch", "submit") == 3
+        assert re.search(r"judge batch \S+: submitted 2 judge requests", capsys.readouterr().err)
+        assert cli(project, fake, monkeypatch, "--runs", "3", "--judge-batch", "collect") == 0
+        assert "held by no submitted batch" not in capsys.readouterr().err
+        assert live_judge_calls(fake) == 0

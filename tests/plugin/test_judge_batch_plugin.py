@@ -16,6 +16,10 @@ from plugin_support import ENV_CLEARED, gate_env, plan_seeds, run_pytest, write_
 from empath_gate.testing import FakeOpenAIServer
 from empath_gate.testing.scenarios import JUDGE_MODEL, ScoringJudge, TargetBot, install
 
+ROOT = Path(__file__).resolve().parents[2]
+WIDE_THROTTLE = "import empath_gate.report.progress as p\n\np.PROGRESS_EVERY_S = 3600.0\n"
+"""A project conftest that puts the whole run inside one progress throttle window."""
+
 
 def _live_judge_calls(fake: FakeOpenAIServer) -> int:
     return sum(1 for r in fake.requests if r.model == JUDGE_MODEL and r.headers)
@@ -29,9 +33,13 @@ def test_submit_skips_as_pending_and_collect_gates(tmp_path: Path) -> None:
         install(fake, target=TargetBot("safe"), judge=ScoringJudge(default=10, seeds=seeds))
         env = gate_env(fake, tmp_path / "cache", target=target, auditor=False)
         env.update(EMPATH_SUITES_DIRS=str(team), EMPATH_TARGET_VERSION="1")
+        # the batch's status lines come within the throttle window of a progress line: still shown
+        (tmp_path / "conftest.py").write_text(WIDE_THROTTLE, encoding="utf-8")
+        env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), str(ROOT)])
         args = ["--empath-suite", "tiny", "-rs"]
         code, out = run_pytest(tmp_path, [*args, "--empath-judge-batch", "submit"], env)
         assert code == 0, out[-3000:]
+        assert re.search(r"empath-gate: judge batch \S+: submitted 6 judge requests \(state file ", out), out
         assert "pending: judging submitted in a judge batch" in out
         assert re.search(r"= 4 skipped in ", out), out[-1500:]  # 3 tests and the suite check: none passed
         assert (tmp_path / "empath-results" / "judge-batch.json").is_file()
@@ -50,5 +58,6 @@ def test_submit_skips_as_pending_and_collect_gates(tmp_path: Path) -> None:
         fake.batch_pending_polls = 0
         code, out = run_pytest(tmp_path, [*args, "--empath-judge-batch", "collect"], env)
         assert code == 0, out[-3000:]
+        assert re.search(r"empath-gate: judge batch \S+: completed, 6 results", out), out
         assert re.search(r"= 4 passed in ", out), out[-1500:]
         assert _live_judge_calls(fake) == 0

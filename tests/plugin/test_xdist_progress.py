@@ -54,6 +54,33 @@ def test_the_controllers_line_adds_up_every_workers_share() -> None:
         controller.server.close()
 
 
+def test_the_controller_shows_a_workers_note_at_once_and_throttles_only_the_counts() -> None:
+    shown: list[str] = []
+    printer = ThrottledProgress(shown.append, every_s=3600.0)  # every count after the first is held
+    controller = Controller(cast(Any, None), slots=1, progress=printer)
+    worker = ChannelClient(controller.server.address, controller.token)
+    note = "empath-gate: judge batch b1: submitted 4 judge requests (state file judge-batch.json)"
+    try:
+        worker.send(progress_message(0, PlanStats(total=4, done=1, calls=5).progress_line(1.0)))
+        _wait(lambda: len(shown) == 1)
+        worker.send(progress_message(0, PlanStats(total=4, done=4, calls=9).progress_line(2.0)))  # held
+        worker.send(progress_message(0, note))  # inside the window: shown, after the count held
+        _wait(lambda: len(shown) == 3)
+        assert shown[1:] == ["empath-gate: transcripts 4/4 · 9 calls, 0 cached · $0.0000", note]
+        worker.send(progress_message(0, "a cache notice"))
+        _wait(lambda: len(shown) == 4)
+        assert shown[-1] == "empath-gate: a cache notice"
+        worker.send(progress_message(0, PlanStats(total=4, done=4, calls=10).progress_line(3.0)))  # held
+        worker.send(progress_message(0, PlanStats(total=4, done=4, calls=11).progress_line(3.0)))  # replaces
+        worker.send(progress_message(0, note))
+        _wait(lambda: len(shown) == 6)
+        # the count held last shows before the note; the one it replaced never shows
+        assert shown[4:] == ["empath-gate: transcripts 4/4 · 11 calls, 0 cached · $0.0000", note]
+    finally:
+        worker.close()
+        controller.server.close()
+
+
 def test_plan_stats_round_trip_and_sum() -> None:
     a = PlanStats(total=3, done=2, calls=7, cache_hits=1, cost_usd=0.125, unpriced_calls=2, stopped=1)
     b = PlanStats(total=5, done=5, calls=1, not_started=2, auditor_fallbacks=3, target_filtered=1)
