@@ -12,6 +12,8 @@ A template file is one JSON object (read through :mod:`empath_gate.bounded`)::
       "stream": false
     }
 
+(a streaming bot adds ``"stream": true`` and, optionally, ``"stream_error": "$.error"``).
+
 * ``body`` (required): any JSON value. A **placeholder** is a whole JSON string value, replaced
   by a JSON value when a request is built (:func:`fill`): ``"{{message}}"`` the last user
   message (a string), ``"{{messages}}"`` the chat so far (an array of ``{"role": "user" |
@@ -28,7 +30,18 @@ A template file is one JSON object (read through :mod:`empath_gate.bounded`)::
   ``data`` that is not JSON counts as a JSON string, so ``"$"`` reads plain-text chunks) and
   the pieces are concatenated until ``data: [DONE]`` (``stream_done``) or the end of the stream
   (a surrogate pair split between two events, as from a server slicing text by UTF-16 units,
-  is joined into its character; a lone surrogate becomes U+FFFD).
+  is joined into its character; a lone surrogate becomes U+FFFD). One byte order mark
+  starting the stream is dropped, as the SSE specification says.
+* ``stream_error`` (``"stream": true`` only): where an event reports a failure, a path like
+  the others (``"$.error"``). A stream that breaks off says so only inside itself (its status
+  was 200 before the first piece): when any event has a value there (present and not ``null``,
+  ``false``, ``""``, ``[]`` or ``{}``), or any event is an ``event: error`` (with or without
+  this field; the stream is read no further), the turn fails as a ``server`` ProviderError
+  naming the template and quoting the error (its first 300 characters), never a cut-off reply
+  judged as the bot's whole answer. It is **retried** for a stateless bot (it gets the whole
+  chat again, as after a 5xx) and **not** for a stateful one (it had begun to answer, so it may
+  keep the turn in its session and would hear the user twice); ``stream_error_retry``
+  (``true``/``false``) overrides that.
 * ``events``: ``{kind: path}``; when the value at ``path`` is present and not ``null``,
   ``false``, ``""``, ``[]`` or ``{}``, the turn records an event of ``kind`` (a kind of
   :data:`empath_gate.llm.events.EventKind` a target may report: see :data:`TARGET_KINDS`)
@@ -107,6 +120,8 @@ class TargetTemplate(BaseModel):
     session: SessionSpec | None = None
     stream: bool = False
     stream_done: str = "[DONE]"
+    stream_error: str | None = None
+    stream_error_retry: bool | None = None
     source: str = ""
 
     @field_validator("headers")
@@ -142,10 +157,18 @@ class TargetTemplate(BaseModel):
         ``{{messages}}`` in the body."""
         return self.session is not None or "messages" not in self.placeholders
 
+    @property
+    def stream_error_retried(self) -> bool:
+        """Whether a stream's error is retried: ``stream_error_retry``, else only for a
+        stateless bot (module docstring)."""
+        return not self.stateful if self.stream_error_retry is None else self.stream_error_retry
+
     def digest(self) -> str:
-        """sha256 hex of the template's canonical JSON (``source`` left out): part of its
-        replies' cache keys, so an edited template never replays old replies."""
-        data = self.model_dump(mode="json", exclude={"source"})
+        """sha256 hex of the template's canonical JSON (``source`` left out, and the stream
+        error fields when unset, so older templates keep their digest): part of its replies'
+        cache keys, so an edited template never replays old replies."""
+        unset = {k for k in ("stream_error", "stream_error_retry") if getattr(self, k) is None}
+        data = self.model_dump(mode="json", exclude={"source", *unset})
         text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -181,6 +204,11 @@ def _problems(t: TargetTemplate) -> list[str]:
     paths = [("reply_path", t.reply_path)] + [(f"events.{k}", p) for k, p in t.events.items()]
     if t.session is not None:
         paths.append(("session.id_path", t.session.id_path))
+    if t.stream_error is not None:
+        paths.append(("stream_error", t.stream_error))
+    for name in ("stream_error", "stream_error_retry"):
+        if getattr(t, name) is not None and not t.stream:
+            problems.append(f'{name}: needs "stream": true (it reads server-sent events)')
     for where, path in paths:
         try:
             parse_path(path)
@@ -334,6 +362,17 @@ def events_of(document: Any, template: TargetTemplate) -> list[tuple[str, dict[s
     return out
 
 
+def stream_error_of(document: Any, template: TargetTemplate) -> Any:
+    """The error an event reports at the template's ``stream_error`` path (the value found,
+    or a list of them), or None when there is none or no such path."""
+    if template.stream_error is None:
+        return None
+    found = [v for v in find_all(document, parse_path(template.stream_error)) if _present(v)]
+    if not found:
+        return None
+    return found[0] if len(found) == 1 else found
+
+
 def session_of(document: Any, template: TargetTemplate) -> str | None:
     """The session id in a parsed response (a string or a number, as text), or None."""
     if template.session is None:
@@ -360,5 +399,6 @@ __all__ = [
     "reply_text",
     "session_of",
     "speaker_problem",
+    "stream_error_of",
     "template_of",
 ]

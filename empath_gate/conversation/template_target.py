@@ -13,11 +13,14 @@ the concurrency limit, retries with backoff or ``Retry-After``, the provider's c
 and the ledger (every attempt counted; the budget). A non-2xx status is a ProviderError of the
 status's kind; a body that is not JSON, a missing reply path or a first response without its
 session id is a ``server`` error (retried, like any unparsable provider body); a reply that is
-not text likewise. An **empty reply** is a ProviderError of kind ``empty_reply``, not retried:
-the transcript ends in error and shows it, never an empty turn. A body or stream over
-``max_json_bytes``, or a reply over ``max_field_chars``, is a ``bad_request`` (not retried).
-URLs are shown without user-info and query; header values and the session id are taken out of
-every message.
+not text likewise. A stream that reports an error (an ``event: error``, or a value at the
+template's ``stream_error`` path) is a ``server`` error, retried only for a stateless bot unless
+``stream_error_retry`` says otherwise (:mod:`~empath_gate.conversation.template_spec`): its
+pieces so far are never a reply. An **empty reply** is a ProviderError of kind
+``empty_reply``, not retried: the transcript ends in error and shows it, never an empty turn.
+A body or stream over ``max_json_bytes``, or a reply over ``max_field_chars``, is a
+``bad_request`` (not retried). URLs are shown without user-info and query; header values and
+the session id are taken out of every message.
 
 **Conversation id**: ``{{conversation_id}}`` and ``X-Empath-Conversation-Id`` carry the
 transcript id plus a random suffix, new each time a transcript is generated, so a bot that
@@ -38,6 +41,7 @@ URL's identity, the template's digest, the non-secret headers, the run and the d
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -60,11 +64,13 @@ from empath_gate.conversation.template_spec import (
     reply_text,
     session_of,
     speaker_problem,
+    stream_error_of,
 )
 from empath_gate.conversation.transcript import Event
 from empath_gate.errors import ConfigError, ProviderError
 from empath_gate.llm.accounting import active_ledger
 from empath_gate.llm.cache import Cache
+from empath_gate.llm.classify import redact_secrets
 from empath_gate.llm.client import CacheStatus, utc_now
 from empath_gate.llm.direct import call_direct, status_error
 from empath_gate.llm.http_transport import HttpRequest, HttpResult, send
@@ -262,11 +268,16 @@ class TemplateTarget(VersionedTarget):
         docs: list[Any] = []
         if t.stream:  # surrogates kept until the pieces are joined: a pair split between two
             # events (a server that slices by UTF-16 units) is then one character
-            for data in result.events:
+            for n, event in enumerate(result.events, 1):
+                if event.error:
+                    raise self._stream_failure(n, "is an 'error' event", event.data, docs, gen)
                 try:
-                    docs.append(self._json(data, keep_surrogates=True))
+                    docs.append(self._json(event.data, keep_surrogates=True))
                 except ValueError:
-                    docs.append(data)  # a plain-text chunk: a JSON string for the paths
+                    docs.append(event.data)  # a plain-text chunk: a JSON string for the paths
+                if (error := stream_error_of(docs[-1], t)) is not None:
+                    where = f"reports an error at {t.stream_error!r} (stream_error)"
+                    raise self._stream_failure(n, where, error, docs, gen)
             content = self._stream_text(docs, result)
             docs = [well_formed_tree(doc) for doc in docs]  # the events and session id
         else:
@@ -307,6 +318,21 @@ class TemplateTarget(VersionedTarget):
             except TypeError as exc:
                 raise ProviderError(str(exc), kind="bad_request", retryable=False) from None
         return _Parsed(content, tuple(events.items()), session)
+
+    def _stream_failure(
+        self, n: int, what: str, error: Any, docs: list[Any], gen: _Generation
+    ) -> ProviderError:
+        """The ProviderError of a stream's ``n``-th event reporting ``error`` (module docstring):
+        the first 300 characters of it, without the session ids seen so far."""
+        text = error if isinstance(error, str) else json.dumps(well_formed_tree(error), ensure_ascii=False)
+        sessions = [s for s in (gen.session_id, *(session_of(d, self.template) for d in docs)) if s]
+        snippet = redact_secrets(" ".join(well_formed(text).split()), extra=sessions)[:300]
+        return ProviderError(
+            f"{self.template.source or 'target_template'}: event {n} of the stream of {self.description} "
+            f"{what}: {snippet or '(no detail)'}; the reply broke off, so the turn fails",
+            kind="server",
+            retryable=self.template.stream_error_retried,
+        )
 
     def _stream_text(self, docs: list[Any], result: HttpResult) -> str:
         """The reply assembled from the events' pieces at the reply path (``docs`` decoded with

@@ -2,10 +2,10 @@
 
 :func:`send` makes one request and returns its status, headers and body, read under a byte
 limit; in stream mode a 2xx response is read as server-sent events (:class:`SseReader`) until a
-``data`` equal to the done marker (``[DONE]``) or the end of the stream. It never retries and
-never classifies: :func:`empath_gate.llm.direct.call_direct` does both, as for every model
-call. httpx's own exceptions (a refused connection, a timeout, a dropped stream) propagate;
-the classification reads them by class name.
+``data`` equal to the done marker (``[DONE]``), an ``error`` event or the end of the stream.
+It never retries and never classifies: :func:`empath_gate.llm.direct.call_direct` does both,
+as for every model call. httpx's own exceptions (a refused connection, a timeout, a dropped
+stream) propagate; the classification reads them by class name.
 """
 
 from __future__ import annotations
@@ -38,17 +38,32 @@ class HttpRequest:
 
 
 @dataclass(frozen=True)
+class SseEvent:
+    """One server-sent event: its ``data`` and its ``type`` (the ``event:`` field, else
+    ``message``)."""
+
+    data: str
+    type: str = "message"
+
+    @property
+    def error(self) -> bool:
+        """True for an ``event: error`` (the server says the stream failed)."""
+        return self.type == "error"
+
+
+@dataclass(frozen=True)
 class HttpResult:
     """What came back. ``headers``: lower-cased names; ``text``: the body (an error body too),
-    ``""`` for a stream read as events; ``events``: each server-sent event's ``data`` up to the
-    done marker (stream mode, 2xx only); ``done``: the done marker arrived (else the stream
-    ended); ``size``: bytes read."""
+    ``""`` for a stream read as events; ``events``: each server-sent event up to the done
+    marker, or up to and with the first ``error`` event (stream mode, 2xx only); ``done``: the
+    done marker arrived (else the stream ended or broke off with an error); ``size``: bytes
+    read."""
 
     status: int
     reason: str
     headers: dict[str, str] = field(default_factory=dict)
     text: str = ""
-    events: tuple[str, ...] = ()
+    events: tuple[SseEvent, ...] = ()
     done: bool = False
     size: int = 0
 
@@ -60,30 +75,42 @@ class HttpResult:
 
 class SseReader:
     """An incremental reader of a ``text/event-stream`` (WHATWG HTML, "Server-sent events"):
-    :meth:`feed` takes decoded text in any chunks and returns the ``data`` of each event it
+    :meth:`feed` takes decoded text in any chunks and returns each :class:`SseEvent` it
     completed (the ``data:`` lines of one event joined by ``\\n``, one leading space of a value
-    dropped; comments and the ``event``/``id``/``retry`` fields ignored). :meth:`close` ends
-    the last event at the end of the stream."""
+    dropped; its type from the ``event:`` field; comments and the ``id``/``retry`` fields
+    ignored). As the specification says, one U+FEFF (a UTF-8 byte order mark) starting the
+    stream is dropped, and an event without ``data`` is not dispatched, except an ``error``
+    event: a failure is never dropped. :meth:`close` ends the last event at the end of the
+    stream."""
 
     def __init__(self) -> None:
         self._buffer = ""
         self._data: list[str] = []
+        self._type = ""
+        self._started = False
 
-    def _line(self, line: str, out: list[str]) -> None:
+    def _line(self, line: str, out: list[SseEvent]) -> None:
         if not line:
-            if self._data:
-                out.append("\n".join(self._data))
-                self._data = []
+            if self._data or self._type == "error":
+                out.append(SseEvent("\n".join(self._data), self._type or "message"))
+            self._data = []
+            self._type = ""
             return
         if line.startswith(":"):
             return
         name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
         if name == "data":
-            self._data.append(value[1:] if value.startswith(" ") else value)
+            self._data.append(value)
+        elif name == "event":
+            self._type = value
 
-    def feed(self, text: str) -> list[str]:
+    def feed(self, text: str) -> list[SseEvent]:
         """The events completed by ``text``."""
-        out: list[str] = []
+        out: list[SseEvent] = []
+        if not self._started and text:
+            self._started = True
+            text = text.removeprefix("\ufeff")  # one BOM, only at the very start of the stream
         text = self._buffer + text
         hold = "\r" if text.endswith("\r") else ""  # may be the first half of a CRLF
         if hold:
@@ -94,9 +121,9 @@ class SseReader:
             self._line(line, out)
         return out
 
-    def close(self) -> list[str]:
+    def close(self) -> list[SseEvent]:
         """The events still open at the end of the stream."""
-        out: list[str] = []
+        out: list[SseEvent] = []
         for line in self._buffer.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
             self._line(line, out)
         self._buffer = ""
@@ -145,19 +172,28 @@ async def send(req: HttpRequest, *, timeout_s: float, max_bytes: int, url_shown:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         if req.stream and 200 <= resp.status_code < 300:
             reader = SseReader()
-            events: list[str] = []
+            events: list[SseEvent] = []
+
+            def ended(new: list[SseEvent]) -> bool | None:
+                """Take ``new`` events: True at the done marker, False at an error event."""
+                for event in new:
+                    if not event.error and event.data.strip() == req.stream_done:
+                        return True
+                    events.append(event)
+                    if event.error:
+                        return False
+                return None
+
+            end: bool | None = None
             async for chunk in resp.aiter_bytes():
                 size += len(chunk)
                 if size > max_bytes:
                     raise _too_large(url_shown, max_bytes)
-                for data in reader.feed(decoder.decode(chunk)):
-                    if data.strip() == req.stream_done:
-                        status, reason = resp.status_code, resp.reason_phrase
-                        return HttpResult(status, reason, names, "", tuple(events), True, size)
-                    events.append(data)
-            tail = reader.feed(decoder.decode(b"", final=True)) + reader.close()
-            done = any(d.strip() == req.stream_done for d in tail)
-            events.extend(d for d in tail if d.strip() != req.stream_done)
+                if (end := ended(reader.feed(decoder.decode(chunk)))) is not None:
+                    break
+            if end is None:
+                end = ended(reader.feed(decoder.decode(b"", final=True)) + reader.close())
+            done = bool(end)
             return HttpResult(resp.status_code, resp.reason_phrase, names, "", tuple(events), done, size)
         parts: list[str] = []
         async for chunk in resp.aiter_bytes():
@@ -169,4 +205,4 @@ async def send(req: HttpRequest, *, timeout_s: float, max_bytes: int, url_shown:
         return HttpResult(resp.status_code, resp.reason_phrase, names, "".join(parts), (), False, size)
 
 
-__all__ = ["HttpRequest", "HttpResult", "SseReader", "send"]
+__all__ = ["HttpRequest", "HttpResult", "SseEvent", "SseReader", "send"]

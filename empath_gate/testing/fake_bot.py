@@ -26,7 +26,9 @@ lost its session answers as if the conversation had just begun. ``handoff_turns`
 Faults (:meth:`FakeBot.fail`) answer the next requests instead of the bot, without touching
 any session: ``status`` (any HTTP status, optionally with ``Retry-After``), ``not_json`` (200
 with an HTML page), ``missing_reply`` (200 without ``output.text``), ``empty_reply`` (200 with
-an empty text). Example::
+an empty text), ``stream_error`` and ``error_event`` (a 200 stream that breaks off: the
+session ``s-stream-fault``, one piece of text, then ``data: {"error": {"message": ...}}`` or
+``event: error`` with ``data: {"message": ...}``, then ``data: [DONE]``). Example::
 
     from empath_gate.testing.fake_bot import FakeBot
 
@@ -53,7 +55,7 @@ from typing import Any, Literal
 from empath_gate.testing.scenarios.target import guess_locale
 from empath_gate.testing.scenarios.target_replies import Behaviour, compose_reply
 
-FaultName = Literal["status", "not_json", "missing_reply", "empty_reply"]
+FaultName = Literal["status", "not_json", "missing_reply", "empty_reply", "stream_error", "error_event"]
 SESSION_HEADER = "X-Bot-Session"
 
 
@@ -103,6 +105,7 @@ class FakeBot:
     ``handoff_turns``: 0-based turns with a hand-off; ``responder``: optional
     ``fn(user messages of the session) -> reply`` replacing the composed replies;
     ``stream_done=False`` ends streams without ``data: [DONE]`` (just the end);
+    ``stream_bom=True`` starts every stream with a UTF-8 byte order mark, one byte a chunk;
     ``utf16_pieces=N`` streams the text in pieces of N UTF-16 units instead of words, as a
     JavaScript server slicing strings would (an emoji may end one piece with its high surrogate
     and start the next with its low one; a lone surrogate is sent as a ``\\ud83d`` escape, as
@@ -117,12 +120,14 @@ class FakeBot:
         handoff_turns: Iterable[int] = (),
         responder: Callable[[list[str]], str] | None = None,
         stream_done: bool = True,
+        stream_bom: bool = False,
         utf16_pieces: int | None = None,
     ) -> None:
         self.behaviour = behaviour
         self.handoff_turns = frozenset(handoff_turns)
         self.responder = responder
         self.stream_done = stream_done
+        self.stream_bom = stream_bom
         self.utf16_pieces = utf16_pieces
         self.requests: list[FakeBotRequest] = []
         self._state = _State()
@@ -272,12 +277,21 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self, status: int, payload: object, headers: Mapping[str, str] | None = None) -> None:
         self._send(status, _dumps(payload), "application/json", headers)
 
-    def _stream(self, payload: dict[str, Any]) -> None:
-        """The reply as server-sent events, chunked, ending with ``data: [DONE]``."""
+    def _chunks(self, chunks: Iterable[bytes]) -> None:
+        """A 200 ``text/event-stream`` of ``chunks``, each its own HTTP chunk (the BOM first when
+        the bot sends one, one byte a chunk)."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
+        bom = [bytes([b]) for b in b"\xef\xbb\xbf"] if self.fake.stream_bom else []
+        for chunk in (*bom, *chunks):
+            self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+
+    def _stream(self, payload: dict[str, Any]) -> None:
+        """The reply as server-sent events, chunked, ending with ``data: [DONE]``."""
         output = payload["output"]
         events: list[object] = [{"session": payload["session"]}]
         if self.fake.utf16_pieces is not None:
@@ -288,12 +302,8 @@ class _Handler(BaseHTTPRequestHandler):
         events.extend({"delta": {"text": p}} for p in pieces)
         if output["handoff"]:
             events.append({"handoff": output["handoff"], "risk_level": output["risk_level"]})
-        for event in [*events, "[DONE]"] if self.fake.stream_done else events:
-            data = event.encode() if isinstance(event, str) else _dumps(event)
-            chunk = b"data: " + data + b"\n\n"
-            self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
-            self.wfile.flush()
-        self.wfile.write(b"0\r\n\r\n")
+        sent = [*events, "[DONE]"] if self.fake.stream_done else events
+        self._chunks(b"data: " + (e.encode() if isinstance(e, str) else _dumps(e)) + b"\n\n" for e in sent)
 
     def _fault(self, fault: _Fault) -> None:
         if fault.name == "status":
@@ -301,6 +311,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(fault.status, {"error": fault.body or f"injected HTTP {fault.status}"}, headers)
         elif fault.name == "not_json":
             self._send(200, b"<html><body>Bad gateway page</body></html>", "text/html")
+        elif fault.name in ("stream_error", "error_event"):
+            error = {"message": fault.body or "upstream model overloaded"}
+            last = (b"data: " + _dumps({"error": error}) if fault.name == "stream_error"
+                    else b"event: error\ndata: " + _dumps(error))
+            self._chunks([b'data: {"session": {"id": "s-stream-fault"}}\n\n',
+                          b'data: {"delta": {"text": "A cut-off "}}\n\n', last + b"\n\n",
+                          b"data: [DONE]\n\n"])
         elif fault.name == "missing_reply":
             self._json(200, {"session": {"id": "s-fault"}, "output": {}})
         else:

@@ -111,6 +111,20 @@ def test_a_bot_that_fails_is_an_infrastructure_error_never_a_pass(
     assert len(bot.requests) == 6  # not retried: one request per transcript
 
 
+@pytest.mark.parametrize("fault", ["stream_error", "error_event"])
+def test_a_stream_that_breaks_off_with_an_error_is_an_infrastructure_error_never_a_pass(
+    project: Project, bot: FakeBot, capsys: pytest.CaptureFixture[str], fault: Any
+) -> None:
+    template = write_template(project.path, {**SSE_TEMPLATE, "stream_error": "$.error"})
+    bot.fail(fault, count=100, body="upstream model overloaded")
+    env = {"EMPATH_TARGET": bot.stream_url, "EMPATH_TARGET_TEMPLATE": str(template)}
+    assert project.cli("run", *TINY, "--offline", "--no-cache", env=env) == 3
+    doc = read_json(project.path / "empath-results" / "results.json")
+    assert all(r["status"] == "error" and "upstream model overloaded" in (r["error"] or "")
+               for r in doc["records"])
+    assert len(bot.requests) == 6  # a session bot's broken turn is not sent again
+
+
 def test_a_broken_template_is_a_usage_error_naming_the_file(
     project: Project, bot: FakeBot, capsys: pytest.CaptureFixture[str]
 ) -> None:

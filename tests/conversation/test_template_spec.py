@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from empath_gate.conversation.template_spec import (
     session_of,
 )
 from empath_gate.errors import ConfigError
-from empath_gate.llm.http_transport import SseReader
+from empath_gate.llm.http_transport import SseEvent, SseReader
 
 DOC: dict[str, Any] = {
     "choices": [{"message": {"content": "hello"}}, {"message": {"content": "second"}}],
@@ -199,8 +200,63 @@ def test_server_sent_events_are_read_across_chunk_boundaries() -> None:
               "data:  two spaces\n\nid: 7\ndata: [DONE]\n\ndata: tail")
     for size in (1, 3, 7, len(stream)):
         reader = SseReader()
-        out: list[str] = []
+        out: list[SseEvent] = []
         for i in range(0, len(stream), size):
             out.extend(reader.feed(stream[i:i + size]))
         out.extend(reader.close())
-        assert out == ['{"a":\n1}', " two spaces", "[DONE]", "tail"], size
+        assert [e.data for e in out] == ['{"a":\n1}', " two spaces", "[DONE]", "tail"], size
+
+
+def _read_bytes(raw: bytes, size: int) -> list[SseEvent]:
+    """The events of ``raw`` read as :func:`~empath_gate.llm.http_transport.send` reads a stream:
+    chunks of ``size`` bytes through an incremental UTF-8 decoder into one reader."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    reader = SseReader()
+    out: list[SseEvent] = []
+    for i in range(0, len(raw), size):
+        out.extend(reader.feed(decoder.decode(raw[i:i + size])))
+    return out + reader.feed(decoder.decode(b"", final=True)) + reader.close()
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 100])
+def test_one_byte_order_mark_starting_the_stream_is_dropped_even_split_across_chunks(size: int) -> None:
+    body = 'data: {"a": 1}\n\ndata: x\ufeffy\n\n'.encode()
+    assert [e.data for e in _read_bytes(b"\xef\xbb\xbf" + body, size)] == ['{"a": 1}', "x\ufeffy"]
+    # exactly one: a second BOM starts the first line's field name ("\ufeffdata"), ignored
+    assert [e.data for e in _read_bytes(b"\xef\xbb\xbf" * 2 + body, size)] == ["x\ufeffy"]
+
+
+def test_the_event_type_is_kept_and_an_error_event_is_dispatched_even_without_data() -> None:
+    reader = SseReader()
+    out = reader.feed("event: delta\ndata: a\n\ndata: b\n\n"
+                      "event: error\n\nevent: error\ndata: {\"m\": 1}\n\n")
+    assert [(e.type, e.data) for e in out] == [
+        ("delta", "a"), ("message", "b"), ("error", ""), ("error", '{"m": 1}')
+    ]
+    assert reader.feed("event: ping\n\ndata: c\n\n") == [SseEvent("c")]  # no data, not error: none
+
+
+@pytest.mark.parametrize(
+    ("over", "message"),
+    [
+        ({"stream": True, "stream_error": "$..error"}, "stream_error: .*recursive descent"),
+        ({"stream_error": "$.error"}, 'stream_error: needs "stream": true'),
+        ({"stream_error_retry": True}, 'stream_error_retry: needs "stream": true'),
+        ({"stream": True, "stream_error_retry": "often"}, "stream_error_retry"),
+    ],
+)
+def test_a_stream_error_path_is_validated_like_the_other_paths(over: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=r"bot\.json") as info:
+        parse_template(template(**over), "bot.json")
+    assert __import__("re").search(message, str(info.value)), str(info.value)
+    ok = parse_template(template(stream=True, stream_error="$.error", stream_error_retry=False), "t")
+    assert ok.stream_error == "$.error" and ok.stream_error_retry is False
+
+
+def test_the_new_stream_fields_leave_the_digest_of_older_templates_alone() -> None:
+    # the digest of a template without them, as it was before they existed (cache keys kept)
+    before = "a8760c150bd14ca9"
+    digest = parse_template(template(), "t").digest()
+    assert digest.startswith(before), digest
+    assert parse_template(template(stream=True, stream_error="$.error"), "t").digest() != \
+        parse_template(template(stream=True), "t").digest()

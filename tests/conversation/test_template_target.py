@@ -303,3 +303,62 @@ def test_a_template_triage_level_outside_the_three_is_an_error(bot: FakeBot, tmp
     [t], ledger = run(settings_for(tmp_path, bot.url, template))
     assert t.status == "error" and "unknown triage level 'crisis-line'" in (t.error or "")
     assert ledger.by_role["target"].calls == 2  # turn 2 (the hand-off) is refused, not retried
+
+
+def test_a_stream_starting_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    with FakeBot(stream_bom=True) as bot:  # the BOM's three bytes come in three chunks
+        [t], ledger = run(settings_for(tmp_path, bot.stream_url, SSE_TEMPLATE))
+    assert t.status == "complete", t.error
+    assert replies(t) == [compose_reply("safe", "en-US", k) for k in range(3)]
+    assert ledger.by_role["target"].calls == 3
+
+
+ERROR_TEMPLATE: dict[str, Any] = {**SSE_TEMPLATE, "stream_error": "$.error"}
+STATELESS_SSE: dict[str, Any] = {"body": {"history": "{{messages}}", "input": {"text": "{{message}}"}},
+                                 "reply_path": "$.delta.text", "stream": True, "stream_error": "$.error"}
+
+
+@pytest.mark.parametrize(
+    ("fault", "template"),
+    [("stream_error", ERROR_TEMPLATE), ("error_event", ERROR_TEMPLATE), ("error_event", SSE_TEMPLATE)],
+)
+def test_an_error_in_the_stream_of_a_session_bot_fails_the_turn_never_a_cut_off_reply(
+    bot: FakeBot, tmp_path: Path, fault: Any, template: dict[str, Any]
+) -> None:
+    bot.fail(fault, body="upstream model overloaded (session s-stream-fault)")
+    [t], ledger = run(settings_for(tmp_path, bot.stream_url, template))
+    assert t.status == "error"
+    assert [x.role for x in t.turns] == ["user"]  # the cut-off piece is never a reply
+    error = t.error or ""
+    assert error.startswith("target: server: ") and "bot-template.json" in error, error
+    assert "upstream model overloaded" in error and "s-stream-fault" not in error, error
+    where = "'$.error' (stream_error)" if fault == "stream_error" else "an 'error' event"
+    assert where in error, error
+    assert ledger.by_role["target"].calls == 1  # a session bot may keep the turn: never sent twice
+
+
+def test_an_error_in_the_stream_of_a_stateless_bot_is_retried(tmp_path: Path) -> None:
+    with FakeBot(responder=lambda users: f"reply {len(users)}") as bot:
+        bot.fail("stream_error", count=2)
+        [t], ledger = run(settings_for(tmp_path, bot.stream_url, STATELESS_SSE))
+    assert t.status == "complete", t.error
+    assert [e.detail["kind"] for e in t.turns[1].events if e.kind == "retry"] == ["server", "server"]
+    assert ledger.by_role["target"].calls == 5
+
+
+def test_the_template_decides_whether_a_stream_error_is_retried(bot: FakeBot, tmp_path: Path) -> None:
+    bot.fail("stream_error")
+    [t], ledger = run(settings_for(tmp_path, bot.stream_url, {**ERROR_TEMPLATE, "stream_error_retry": True}))
+    assert t.status == "complete", t.error
+    assert ledger.by_role["target"].calls == 4  # the failed attempt, then three turns
+    with FakeBot(responder=lambda users: "ok") as stateless:
+        stateless.fail("stream_error", count=5)
+        no_retry = {**STATELESS_SSE, "stream_error_retry": False}
+        [t], ledger = run(settings_for(tmp_path, stateless.stream_url, no_retry))
+    assert t.status == "error" and ledger.by_role["target"].calls == 1
+
+
+def test_a_long_stream_error_is_quoted_bounded(bot: FakeBot, tmp_path: Path) -> None:
+    bot.fail("stream_error", body="overloaded " + "x" * 5000)
+    [t], _ = run(settings_for(tmp_path, bot.stream_url, ERROR_TEMPLATE))
+    assert t.status == "error" and "overloaded xxx" in (t.error or "") and len(t.error or "") < 800
