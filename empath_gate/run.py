@@ -121,6 +121,20 @@ def prepare(
     )
 
 
+def check_run(setup: RunSetup) -> None:
+    """Find, before the first model call, the usage errors a run would otherwise meet only once
+    it started: a judge-batch setting that cannot work (the cache off, no judge model, collect
+    without a state file or with one unreadable or for another judge:
+    :func:`empath_gate.judging.batch_mode.check_batch_settings`, with the state file the run
+    uses). Raises ConfigError naming the problem."""
+    from empath_gate.judging.batch_mode import check_batch_settings
+    from empath_gate.judging.batch_state import state_path
+
+    s = setup.settings
+    if s.judge_batch != "off":
+        check_batch_settings(s, state_path(s.judge_batch_state, setup.results_path))
+
+
 def conversation_ids(plan: Plan) -> list[str]:
     """The plan's conversation ids in plan order."""
     return [c.conversation_id for c in plan.conversations]

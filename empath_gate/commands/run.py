@@ -58,7 +58,7 @@ def progress_printer() -> ThrottledProgress:
 def run(args: argparse.Namespace) -> int:
     """Run the plan (or print its size with ``--dry-run``); returns the exit status."""
     from empath_gate.errors import ConfigError, SuiteError
-    from empath_gate.run import evaluate_run, header_lines, prepare, run_plan, write_run
+    from empath_gate.run import check_run, evaluate_run, header_lines, prepare, run_plan, write_run
     from empath_gate.runner import RunInterrupted
 
     settings = load_command_settings(args, "run")
@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         print(render_estimate(estimate(setup.plan, setup.instrument, setup.profile)), end="")
         return EXIT_PASS
     check_installed(setup.settings)
+    check_run(setup)  # e.g. judge-batch collect without its state file: exit 2 before any call
     for line in header_lines(setup):
         print(line)
     for problem in check_judge_hygiene(setup.settings):  # once, on one line

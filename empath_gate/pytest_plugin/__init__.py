@@ -78,6 +78,8 @@ def pytest_configure(config: pytest.Config) -> None:
         es = EmpathSession.from_pytest(config)
         if not config.option.collectonly:  # a missing extra is a usage error before any transcript
             check_installed(es.setup.settings)
+            if getattr(config, "workerinput", None) is None:  # judge-batch settings: once, here
+                _check_run(config, es)
         check_judge_hygiene(es.setup.settings)  # strict_families: a usage error now
     except (ConfigError, SuiteError) as exc:
         from empath_gate.report.console import console_text
@@ -90,6 +92,19 @@ def pytest_configure(config: pytest.Config) -> None:
             config.addinivalue_line("markers", f"{group.id}: empath-gate metric group {group.label}")
     if getattr(config, "workerinput", None) is None:
         config.pluginmanager.register(_StopCommands(), "empath-gate-stop-commands")
+
+
+def _check_run(config: pytest.Config, es: Any) -> None:
+    """The run's usage errors found before any transcript (:func:`empath_gate.run.check_run`),
+    and batch judging under pytest-xdist workers (``-n``). Raises ConfigError."""
+    from empath_gate.errors import ConfigError
+    from empath_gate.run import check_run
+
+    if es.setup.settings.judge_batch != "off" and getattr(config.option, "numprocesses", None):
+        from empath_gate.judging.batch_mode import XDIST_MESSAGE
+
+        raise ConfigError(XDIST_MESSAGE)
+    check_run(es.setup)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
