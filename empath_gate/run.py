@@ -246,6 +246,30 @@ def header_lines(setup: RunSetup) -> list[str]:
     return lines
 
 
+def short_runs(setup: RunSetup, flag: str = "--runs") -> str | None:
+    """The warning when the plan's runs are below the ``min_judged_runs`` of metrics it tests
+    (resolved per suite; skipped tests aside): those tests cannot pass, whatever the bot does,
+    e.g. ``runs 1 is below min_judged_runs 2 of metrics crisis_detection, empathy: their tests
+    cannot pass; use --runs 2 or more`` (``flag``: the front-end's option). None when every
+    metric can be met."""
+    p = setup.plan
+    resolved: dict[tuple[str, str], int] = {}
+    need: dict[int, dict[str, None]] = {}
+    for item in p.items:
+        key = (item.metric_id, item.suite)
+        if item.skip is not None or key in resolved:
+            continue
+        n = resolved[key] = setup.instrument.thresholds.resolve(item.metric_id, item.suite).min_judged_runs
+        if n > p.runs:
+            need.setdefault(n, {})[item.metric_id] = None
+    if not need:
+        return None
+    parts = [f"min_judged_runs {n} of metric{'s' if len(ms) > 1 else ''} {', '.join(ms)}"
+             for n, ms in sorted(need.items())]
+    return (f"runs {p.runs} is below {' and '.join(parts)}: their tests cannot pass; "
+            f"use {flag} {max(need)} or more")
+
+
 def import_target_path(settings: Settings, folder: Path | str | None = None) -> None:
     """Put ``folder`` (default: the working directory) on ``sys.path`` for a ``py:`` target, as
     ``python -m`` would, so ``py:mybot.app:reply`` imports from the project."""
