@@ -121,6 +121,20 @@ def prepare(
     )
 
 
+def check_run(setup: RunSetup) -> None:
+    """Find, before the first model call, the usage errors a run would otherwise meet only once
+    it started: a judge-batch setting that cannot work (the cache off, no judge model, collect
+    without a state file or with one unreadable or for another judge:
+    :func:`empath_gate.judging.batch_mode.check_batch_settings`, with the state file the run
+    uses). Raises ConfigError naming the problem."""
+    from empath_gate.judging.batch_mode import check_batch_settings
+    from empath_gate.judging.batch_state import state_path
+
+    s = setup.settings
+    if s.judge_batch != "off":
+        check_batch_settings(s, state_path(s.judge_batch_state, setup.results_path))
+
+
 def conversation_ids(plan: Plan) -> list[str]:
     """The plan's conversation ids in plan order."""
     return [c.conversation_id for c in plan.conversations]
@@ -230,6 +244,30 @@ def header_lines(setup: RunSetup) -> list[str]:
             "for scores (tests without a critical FAIL are skipped, never passed)"
         )
     return lines
+
+
+def short_runs(setup: RunSetup, flag: str = "--runs") -> str | None:
+    """The warning when the plan's runs are below the ``min_judged_runs`` of metrics it tests
+    (resolved per suite; skipped tests aside): those tests cannot pass, whatever the bot does,
+    e.g. ``runs 1 is below min_judged_runs 2 of metrics crisis_detection, empathy: their tests
+    cannot pass; use --runs 2 or more`` (``flag``: the front-end's option). None when every
+    metric can be met."""
+    p = setup.plan
+    resolved: dict[tuple[str, str], int] = {}
+    need: dict[int, dict[str, None]] = {}
+    for item in p.items:
+        key = (item.metric_id, item.suite)
+        if item.skip is not None or key in resolved:
+            continue
+        n = resolved[key] = setup.instrument.thresholds.resolve(item.metric_id, item.suite).min_judged_runs
+        if n > p.runs:
+            need.setdefault(n, {})[item.metric_id] = None
+    if not need:
+        return None
+    parts = [f"min_judged_runs {n} of metric{'s' if len(ms) > 1 else ''} {', '.join(ms)}"
+             for n, ms in sorted(need.items())]
+    return (f"runs {p.runs} is below {' and '.join(parts)}: their tests cannot pass; "
+            f"use {flag} {max(need)} or more")
 
 
 def import_target_path(settings: Settings, folder: Path | str | None = None) -> None:

@@ -89,6 +89,29 @@ def test_a_lost_run_counts_like_a_judge_failure_but_could_have_been_judged() -> 
     assert one([9, "jf", None], th=TWO).status == "incomplete"
 
 
+def test_a_missing_run_never_fails_a_test_on_min_judged_runs() -> None:
+    # runs 1 below min_judged_runs 2 and the one transcript errored: the provider is to blame,
+    # not the bot; as at runs 2, the test is incomplete (CLI exit 3), never a gate failure
+    from empath_gate.analysis.stats import empty_cell
+
+    t = TWO.resolve("crisis_detection")
+    lone = empty_cell(conversation_id="seed-a-p1", seed_id="seed-a", persona_id="p1",
+                      metric_id="crisis_detection", expected_runs=1, min_mean=t.min_mean)
+    assert decide_cell(lone, t, today=TODAY).status == "incomplete"
+    assert one([10, None], th=TWO).status == "incomplete"
+    three = make_th(min_judged_runs=3)
+    d = one([10, "jf", None], th=three)  # the missing run is unknown beside the JudgeFailure
+    assert d.status == "incomplete" and d.reasons[0].startswith("incomplete: crisis_detection: the judge")
+    assert one([10, 10, None], th=make_th(min_judged_runs=4)).status == "incomplete"
+    # fail closed: nothing missing, too few judged runs fail; scores no run rescues still fail
+    assert one([10], th=TWO).status == "failed"
+    assert one([10, 10, "jf"], th=three).status == "failed"
+    low = make_th(min_run=1, max_range=9, max_flip_rate=0.5, min_judged_runs=4)
+    assert one([2, 2, None], th=low).status == "failed"
+    # and a missing run never passes a test
+    assert one([10, 10, None], th=make_th(min_judged_runs=3)).status == "incomplete"
+
+
 def test_a_lost_run_is_incomplete_even_when_thresholds_do_not_gate() -> None:
     c = cell([9, None, 9])
     t = TH.resolve("crisis_detection")

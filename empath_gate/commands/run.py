@@ -20,7 +20,9 @@ that cannot be loaded), 3 infrastructure error (provider unreachable, budget exh
 failures over the limit); when several apply, 2 > 3 > 1.
 
 ``--dry-run`` prints the plan size and a token and cost estimate per role
-(:mod:`empath_gate.plan.estimate`), makes no model call and exits 0.
+(:mod:`empath_gate.plan.estimate`), makes no model call and exits 0. Both first warn, on
+stderr, when ``--runs`` is below the ``min_judged_runs`` of a metric the plan tests
+(:func:`empath_gate.run.short_runs`): those tests cannot pass.
 
 Ctrl-C during the run writes the results of what finished (:func:`write_interrupted`) and
 exits 130 with one line on stderr.
@@ -58,7 +60,15 @@ def progress_printer() -> ThrottledProgress:
 def run(args: argparse.Namespace) -> int:
     """Run the plan (or print its size with ``--dry-run``); returns the exit status."""
     from empath_gate.errors import ConfigError, SuiteError
-    from empath_gate.run import evaluate_run, header_lines, prepare, run_plan, write_run
+    from empath_gate.run import (
+        check_run,
+        evaluate_run,
+        header_lines,
+        prepare,
+        run_plan,
+        short_runs,
+        write_run,
+    )
     from empath_gate.runner import RunInterrupted
 
     settings = load_command_settings(args, "run")
@@ -68,12 +78,16 @@ def run(args: argparse.Namespace) -> int:
     from empath_gate.llm.local import check_installed
     from empath_gate.report.terminal import render_terminal
 
+    short = short_runs(setup)  # up front, once, in both modes
+    if short is not None:
+        print(f"empath-gate: warning: {short}", file=sys.stderr)
     if args.dry_run:
         from empath_gate.plan.estimate import estimate, render_estimate
 
         print(render_estimate(estimate(setup.plan, setup.instrument, setup.profile)), end="")
         return EXIT_PASS
     check_installed(setup.settings)
+    check_run(setup)  # e.g. judge-batch collect without its state file: exit 2 before any call
     for line in header_lines(setup):
         print(line)
     for problem in check_judge_hygiene(setup.settings):  # once, on one line

@@ -64,12 +64,13 @@ def unusable_transcripts(records: Iterable[RunRecord], max_share: float) -> dict
     return out
 
 
-def _holds(scores: Sequence[float], n_judged: int, t: ResolvedThresholds) -> bool:
+def _holds(scores: Sequence[float], n_judged: int, t: ResolvedThresholds, *, count: bool = True) -> bool:
     """Every threshold and run-to-run condition on these scores (``min_judged_runs`` counts only
-    runs really judged: a supposed score is no evidence)."""
+    runs really judged: a supposed score is no evidence; ``count`` False: the score conditions
+    alone)."""
     n_pass = sum(1 for x in scores if x >= t.min_mean - EPS)
     return (
-        n_judged >= t.min_judged_runs
+        (not count or n_judged >= t.min_judged_runs)
         and sum(scores) / len(scores) >= t.min_mean - EPS
         and min(scores) >= t.min_run - EPS
         and max(scores) - min(scores) <= t.max_range + EPS
@@ -98,10 +99,12 @@ def unknown_outcome(
     """Why a cell with unknown runs (JudgeFailures and missing runs) cannot be decided, or None
     when it can. It passes only when every condition holds for every score the unknown runs
     could take (1 to 10; the extremes decide, as each condition is monotone in each score), and
-    fails only when no such score rescues it (a missing run could also have been judged, so it
-    may make up ``min_judged_runs``; a JudgeFailure is no judged run); otherwise it is
-    incomplete. A failure that no score can undo (a critical criterion, a critical JudgeFailure,
-    a regression) decides the cell. Under a ``fail_on`` that does not gate thresholds, only a
+    fails only when no such score rescues it; otherwise it is incomplete. A JudgeFailure is no
+    judged run, so it counts against ``min_judged_runs``; a missing run (no evidence: an
+    infrastructure problem) never fails a test on ``min_judged_runs``, even when the plan's runs
+    are below it: a cell with one fails only on the score conditions no score rescues. A failure
+    that no score can undo (a critical criterion, a critical JudgeFailure, a regression) decides
+    the cell. Under a ``fail_on`` that does not gate thresholds, only a
     missing run (no evidence for any condition) leaves the cell incomplete."""
     final = (f for f in failures if f.name not in _FILLABLE and f.name != "min_judged_runs")
     if any(gates(f.kind, fail_on) for f in final):
@@ -119,7 +122,10 @@ def unknown_outcome(
     fills = list(itertools.product((1.0, 10.0), repeat=k))
     if all(_holds([*stats.scores, *fill], stats.n_judged, t) for fill in fills):
         return None
-    could = stats.n_judged + stats.n_missing
-    if failures and not any(_holds([*stats.scores, *fill], could, t) for fill in fills):
+    # fewer judged runs because transcripts are missing is the infrastructure's doing, never a
+    # gate failure: with a missing run only the scores can decide a failure (fail closed: the
+    # pass above still counts the runs really judged)
+    count = not stats.n_missing
+    if failures and not any(_holds([*stats.scores, *fill], stats.n_judged, t, count=count) for fill in fills):
         return None
     return why

@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 
 MAX_BATCH_REQUESTS = 50_000
 """Most requests per provider batch (OpenAI's Batch API limit per batch, its batch guide)."""
+XDIST_MESSAGE = ("--empath-judge-batch runs in one process: every pytest-xdist worker would write the same "
+                 "state file; run it without -n")
+"""Why batch judging refuses pytest-xdist workers."""
 
 
 @dataclass
@@ -69,6 +72,29 @@ def _check(settings: Settings, state_file: Path) -> None:
     if settings.cache_mode != "use":
         raise ConfigError(f"--judge-batch needs the model cache (cache_mode = \"use\", not "
                           f"{settings.cache_mode!r}): the collect run finds the batch results through it")
+
+
+def check_batch_settings(settings: Settings, state_file: Path) -> BatchState | None:
+    """Check, without calling a provider, that ``settings.judge_batch`` can run with
+    ``state_file``, and return the state it holds (None: no file, or batch judging off). The
+    front-ends call it before the first transcript, so these are usage errors up front, and
+    :func:`batch_pass` calls it again. Raises ConfigError: no judge model, the cache off, a
+    pytest-xdist worker, a state file unreadable or written for another judge model, collect
+    without a state file."""
+    mode = settings.judge_batch
+    if mode == "off":
+        return None
+    _check(settings, state_file)
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        raise ConfigError(XDIST_MESSAGE)
+    state = read_state(state_file)
+    if state is not None and state.judge_model != settings.judge.model:
+        raise ConfigError(f"{state_file}: its batches were submitted for the judge {state.judge_model}, not "
+                          f"{settings.judge.model}; use that judge, or another state file")
+    if mode == "collect" and state is None:
+        raise ConfigError(f"{state_file}: no judge-batch state file to collect; run with --judge-batch "
+                          "submit first (or point --judge-batch-state at its file)")
+    return state
 
 
 async def _collect_session(
@@ -170,20 +196,10 @@ async def batch_pass(settings: Settings, state_file: Path,
     if mode == "off":
         yield BatchPass(session=None, state_file=state_file)
         return
-    _check(settings, state_file)
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        raise ConfigError("--empath-judge-batch runs in one process: every pytest-xdist worker would write "
-                          "the same state file; run it without -n")
-    state = read_state(state_file)
-    if state is not None and state.judge_model != settings.judge.model:
-        raise ConfigError(f"{state_file}: its batches were submitted for the judge {state.judge_model}, not "
-                          f"{settings.judge.model}; use that judge, or another state file")
+    state = check_batch_settings(settings, state_file)
     notes: list[str] = []
-    if mode == "submit":
+    if mode == "submit" or state is None:
         session = BatchSession("submit", submitted=state.by_key() if state else {})
-    elif state is None:
-        raise ConfigError(f"{state_file}: no judge-batch state file to collect; run with --judge-batch "
-                          "submit first (or point --judge-batch-state at its file)")
     else:
         session, notes = await _collect_session(settings, state, state_file)
     for line in notes:
@@ -205,4 +221,4 @@ async def batch_pass(settings: Settings, state_file: Path,
     bp.pending = {tid: batch_of.get(tid, "the judge batch") for tid in sorted(session.pending)}
 
 
-__all__ = ["MAX_BATCH_REQUESTS", "BatchPass", "batch_pass"]
+__all__ = ["MAX_BATCH_REQUESTS", "XDIST_MESSAGE", "BatchPass", "batch_pass", "check_batch_settings"]

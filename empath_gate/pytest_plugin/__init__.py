@@ -78,6 +78,8 @@ def pytest_configure(config: pytest.Config) -> None:
         es = EmpathSession.from_pytest(config)
         if not config.option.collectonly:  # a missing extra is a usage error before any transcript
             check_installed(es.setup.settings)
+            if getattr(config, "workerinput", None) is None:  # judge-batch settings: once, here
+                _check_run(config, es)
         check_judge_hygiene(es.setup.settings)  # strict_families: a usage error now
     except (ConfigError, SuiteError) as exc:
         from empath_gate.report.console import console_text
@@ -92,12 +94,31 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(_StopCommands(), "empath-gate-stop-commands")
 
 
+def _check_run(config: pytest.Config, es: Any) -> None:
+    """The run's usage errors found before any transcript (:func:`empath_gate.run.check_run`),
+    and batch judging under pytest-xdist workers (``-n``). Raises ConfigError."""
+    from empath_gate.errors import ConfigError
+    from empath_gate.run import check_run
+
+    if es.setup.settings.judge_batch != "off" and getattr(config.option, "numprocesses", None):
+        from empath_gate.judging.batch_mode import XDIST_MESSAGE
+
+        raise ConfigError(XDIST_MESSAGE)
+    check_run(es.setup)
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     # xdist's controller ("dsession") exists once every pytest_configure ran, and starts its
     # workers in its own (trylast) pytest_sessionstart: the controller's hooks come in between.
     config = session.config
     es = session_of(config)
-    if es is None or getattr(config, "workerinput", None) is not None or config.option.collectonly:
+    if es is None or getattr(config, "workerinput", None) is not None:
+        return
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and not _header_shown(reporter):  # else pytest_report_header says it
+        for line in _warnings(es, hygiene=False):
+            reporter.write_line(line)
+    if config.option.collectonly:
         return
     from empath_gate.pytest_plugin.progress import mend_result_lines
 
@@ -238,14 +259,31 @@ def pytest_report_header(config: pytest.Config) -> list[str] | None:
     es = session_of(config)
     if es is None:
         return None
-    from empath_gate.judging.hygiene import check_judge_hygiene
     from empath_gate.report.console import console_text
     from empath_gate.run import header_lines
 
-    # the judge-hygiene warning, once and on one line (not a Python warning per process)
-    hygiene = check_judge_hygiene(es.setup.settings)
-    lines = header_lines(es.setup) + [f"empath-gate: warning: {p}" for p in hygiene]
-    return [console_text(line) for line in lines]
+    return [console_text(line) for line in header_lines(es.setup)] + _warnings(es, hygiene=True)
+
+
+def _header_shown(reporter: Any) -> bool:
+    """Whether pytest prints the report header (not under ``-q`` nor ``--no-header``)."""
+    return bool(getattr(reporter, "showheader", True)) and not getattr(reporter, "no_header", False)
+
+
+def _warnings(es: Any, *, hygiene: bool) -> list[str]:
+    """The run's warnings, each once and on one line (not a Python warning per process): the
+    judge-hygiene problems (``hygiene``, header only) and runs below a tested metric's
+    ``min_judged_runs`` (:func:`empath_gate.run.short_runs`; in the header, or at session start
+    when pytest prints no header)."""
+    from empath_gate.judging.hygiene import check_judge_hygiene
+    from empath_gate.report.console import console_text
+    from empath_gate.run import short_runs
+
+    problems = list(check_judge_hygiene(es.setup.settings)) if hygiene else []
+    short = short_runs(es.setup, "--empath-runs")
+    if short is not None:
+        problems.append(short)
+    return [console_text(f"empath-gate: warning: {p}") for p in problems]
 
 
 __all__ = ["EmpathGateFailure", "EmpathInfrastructureError", "EmpathItem"]

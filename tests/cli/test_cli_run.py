@@ -92,6 +92,29 @@ def test_an_unreachable_provider_exits_3(project: Project, capsys: pytest.Captur
     assert counts["incomplete"] == 3 and counts["error"] == 0
 
 
+def test_runs_below_min_judged_runs_warn_up_front_and_a_lost_run_exits_3(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    warning = ("empath-gate: warning: runs 1 is below min_judged_runs 2 of metrics crisis_detection, "
+               "crisis_resource_provision, therapeutic_actions: their tests cannot pass; "
+               "use --runs 2 or more")
+    assert project.cli("run", *TINY, "--runs", "1", "--dry-run") == 0
+    assert capsys.readouterr().err.count(warning) == 1
+    assert project.cli("run", *TINY, "--dry-run") == 0
+    assert "below min_judged_runs" not in capsys.readouterr().err  # runs 2 meets every metric
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code = project.cli("run", *TINY, "--runs", "1", "--no-cache", env={"EMPATH_TARGET": f"http://127.0.0.1:{port}/v1"})
+    out, err = capsys.readouterr()
+    assert err.count(warning) == 1
+    # the one run of each test errored: not evaluated (3), never a gate failure on min_judged_runs
+    assert code == 3, out + err
+    counts = read_json(project.path / "empath-results" / "results.json")["summary"]["counts"]
+    assert counts["incomplete"] == 3 and counts["failed"] == 0
+    assert "judged runs 0 < min_judged_runs" not in out
+
+
 def test_dry_run_prints_the_plan_and_an_estimate_and_calls_nothing(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:

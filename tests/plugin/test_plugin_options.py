@@ -234,3 +234,24 @@ def test_an_unreachable_provider_makes_the_tests_incomplete(
     assert "Connection error" in out
     assert "INFRASTRUCTURE ERROR" in out
     assert len(fake.requests_for("empath-target")) == target_requests  # none reached the fake
+
+
+def test_runs_below_min_judged_runs_warn_once_and_a_lost_run_is_incomplete_not_failed(
+    project: pytest.Pytester, fake: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    program(fake, judge=ScoringJudge())
+    env = gate_env(fake, tmp_path / "cache", target=f"http://127.0.0.1:{_closed_port()}/v1")
+    warning = ("empath-gate: warning: runs 1 is below min_judged_runs 2 of metrics crisis_detection, "
+               "crisis_resource_provision, therapeutic_actions: their tests cannot pass; "
+               "use --empath-runs 2 or more")
+    with environment(env):
+        header = project.runpytest(*TINY, "--empath-runs", "1", "--collect-only")  # in the header
+        result = project.runpytest(*TINY, "--empath-runs", "1", "--empath-no-cache", "-q")  # no header
+    assert header.ret == 0 and text(header).count(warning) == 1, text(header)
+    out = text(result)
+    assert out.count(warning) == 1, out
+    # the one run of each test never got a reply: incomplete, never failed on min_judged_runs
+    assert result.ret == 1
+    result.assert_outcomes(failed=3, skipped=1)
+    assert "incomplete: crisis_detection: run 0 transcript stopped: error: target" in out
+    assert "judged runs 0 < min_judged_runs" not in out
