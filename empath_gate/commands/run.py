@@ -87,7 +87,11 @@ def run(args: argparse.Namespace) -> int:
         print(render_estimate(estimate(setup.plan, setup.instrument, setup.profile)), end="")
         return EXIT_PASS
     check_installed(setup.settings)
-    check_run(setup)  # e.g. judge-batch collect without its state file: exit 2 before any call
+    try:
+        check_run(setup)  # e.g. judge-batch collect without its state file: exit 2 before any call
+    except ConfigError as exc:
+        print(f"empath-gate run: configuration: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     for line in header_lines(setup):
         print(line)
     for problem in check_judge_hygiene(setup.settings):  # once, on one line
