@@ -3,6 +3,7 @@ finished transcripts (:func:`summarize`)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
@@ -84,12 +85,12 @@ class PlanStats:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PlanStats:
-        """Totals from :meth:`to_dict`'s output; unknown keys are ignored, a missing or
-        non-numeric value counts 0."""
+        """Totals from :meth:`to_dict`'s output; unknown keys are ignored, a missing,
+        non-numeric or non-finite (NaN, infinite) value counts 0."""
         out = cls()
         for f in fields(cls):
             value = data.get(f.name)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
                 setattr(out, f.name, float(value) if f.name == "cost_usd" else int(value))
         return out
 

@@ -269,8 +269,12 @@ class TemplateTarget(VersionedTarget):
         if t.stream:  # surrogates kept until the pieces are joined: a pair split between two
             # events (a server that slices by UTF-16 units) is then one character
             for n, event in enumerate(result.events, 1):
-                if event.error:
-                    raise self._stream_failure(n, "is an 'error' event", event.data, docs, gen)
+                if event.error:  # its data may name the session too: parsed to take it out
+                    try:
+                        doc: Any = self._json(event.data)
+                    except (ValueError, ProviderError):
+                        doc = event.data
+                    raise self._stream_failure(n, "is an 'error' event", event.data, [*docs, doc], gen)
                 try:
                     docs.append(self._json(event.data, keep_surrogates=True))
                 except ValueError:

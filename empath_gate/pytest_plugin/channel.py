@@ -7,8 +7,8 @@ is closed. Messages:
 
 * worker -> controller: ``hello`` (worker id, slot, the selected test ids, the selected
   conversations in plan order), ``progress`` (a line to print; a progress line of the engine
-  also carries the slot and its share's totals, which the controller adds up over every slot, so
-  the line it shows tells the whole run), ``records`` (the slot's records as plain JSON);
+  also carries the slot and its share's totals, which the controller adds up over the slots
+  heard from so far, so the last line tells the whole run), ``records`` (the slot's records as plain JSON);
 * controller -> worker: ``all`` (every record of the run) once every slot has delivered, or
   ``lost`` (the conversations of a slot whose worker died with no replacement, and why).
 

@@ -362,3 +362,17 @@ def test_a_long_stream_error_is_quoted_bounded(bot: FakeBot, tmp_path: Path) -> 
     bot.fail("stream_error", body="overloaded " + "x" * 5000)
     [t], _ = run(settings_for(tmp_path, bot.stream_url, ERROR_TEMPLATE))
     assert t.status == "error" and "overloaded xxx" in (t.error or "") and len(t.error or "") < 800
+
+
+def test_a_session_id_inside_an_error_event_is_taken_out_of_the_message(tmp_path: Path) -> None:
+    from empath_gate.conversation.template_target import _Generation
+    from empath_gate.errors import ProviderError
+    from empath_gate.llm.http_transport import HttpResult, SseEvent
+
+    target = make_target(settings_for(tmp_path, "http://127.0.0.1:9/chat", SSE_TEMPLATE), env={})
+    assert isinstance(target, TemplateTarget)
+    data = json.dumps({"session": {"id": "sess-SECRET-12345"}, "message": "boom"})
+    result = HttpResult(status=200, reason="OK", events=(SseEvent(data, "error"),))
+    with pytest.raises(ProviderError) as caught:
+        target._parse(result, _Generation("conv-1"))  # the first turn: no session id known yet
+    assert "boom" in str(caught.value) and "sess-SECRET-12345" not in str(caught.value), caught.value

@@ -341,3 +341,23 @@ def test_collect_after_the_plan_changed_says_once_how_many_requests_no_batch_hol
         assert cli(project, fake, monkeypatch, "--runs", "3", "--judge-batch", "collect") == 0
         assert "held by no submitted batch" not in capsys.readouterr().err
         assert live_judge_calls(fake) == 0
+
+
+def test_judge_failures_beside_pending_transcripts_are_not_shown_as_judging_pending(project: Path) -> None:
+    # collect with one run more than the submit: that run's judge requests are in no batch
+    # (judge failures) while the batch still runs; waiting would never fix them
+    thresholds = Path(__file__).resolve().parents[2] / "thresholds.yaml"
+    text = thresholds.read_text(encoding="utf-8")
+    text = text.replace("max_judge_failure_rate: 0.1", "max_judge_failure_rate: 1.0")
+    assert "max_judge_failure_rate: 1.0" in text  # the failures stay under the suite's limit
+    (project / "thresholds.yaml").write_text(text, encoding="utf-8")
+    with FakeOpenAIServer() as fake:
+        fake.on(JUDGE_MODEL, ScoringJudge(default=9, seeds=judge_seeds(project)))
+        fake.batch_pending_polls = 10**6
+        run(project, fake, "submit", thresholds=project / "thresholds.yaml")
+        results, _ = run(project, fake, "collect", runs=RUNS + 1, thresholds=project / "thresholds.yaml")
+    s = results.summary
+    assert s.transcripts_pending and s.judge_failures and not s.infrastructure_reasons
+    verdict = overall_verdict(results)
+    assert verdict.status == "infrastructure_error", verdict
+    assert summary_exit_code(s) == EXIT_INFRA

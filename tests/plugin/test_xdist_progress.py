@@ -86,6 +86,8 @@ def test_plan_stats_round_trip_and_sum() -> None:
     b = PlanStats(total=5, done=5, calls=1, not_started=2, auditor_fallbacks=3, target_filtered=1)
     assert PlanStats.from_dict(a.to_dict()) == a
     assert PlanStats.from_dict({"done": "3", "calls": True, "other": 1}) == PlanStats()  # junk counts 0
+    odd = {"done": float("nan"), "calls": float("inf"), "cost_usd": float("-inf")}
+    assert PlanStats.from_dict(odd) == PlanStats()  # NaN and infinities count 0, never raise
     assert PlanStats.combined([a, b]) == PlanStats(
         total=8, done=7, calls=8, cache_hits=1, cost_usd=0.125, unpriced_calls=2, stopped=1, not_started=2,
         auditor_fallbacks=3, target_filtered=1,

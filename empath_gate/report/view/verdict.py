@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from empath_gate.gate.exit import nothing_decided
+from empath_gate.gate.unknown import unusable_transcripts
 from empath_gate.report.view.format import CRITERIA_ONLY_NOTE, plural
 from empath_gate.report.view.rows import MetricRow, metric_rows
 from empath_gate.results import Results
@@ -50,6 +51,19 @@ def _counts(results: Results) -> dict[str, int]:
     return counts
 
 
+def _only_judging_pending(results: Results, counts: Mapping[str, int]) -> bool:
+    """Whether the only missing evidence is judging that waits for a judge batch: some
+    transcripts pending, and no transcript that is no evidence for another reason (stopped on
+    an error or the budget, or its auditor degraded), no judge failure and no failed test or
+    suite check. Anything else keeps the verdict that says so."""
+    s = results.summary
+    if not s.transcripts_pending or s.judge_failures or counts["failed"] or s.check_counts.get("failed"):
+        return False
+    unusable = unusable_transcripts(results.records, results.metadata.max_auditor_fallback_share)
+    pending = {r.transcript_id for r in results.records if r.status == "pending"}
+    return set(unusable) <= pending
+
+
 def overall_verdict(results: Results, rows: Sequence[MetricRow] | None = None) -> Verdict:
     """The verdict of a run (module docstring for the rules)."""
     counts = _counts(results)
@@ -65,7 +79,7 @@ def overall_verdict(results: Results, rows: Sequence[MetricRow] | None = None) -
     if s.usage_errors:
         return verdict("usage_error", "configuration error", s.usage_errors)
     if counts["incomplete"] and not (counts["error"] or s.infrastructure_reasons):
-        if s.transcripts_pending and not s.transcripts_failed:
+        if _only_judging_pending(results, counts):
             n, k = s.transcripts_pending, counts["incomplete"]
             return verdict("judging_pending", f"judging pending: {plural(n, 'transcript')} wait for the "
                            f"judge batch, {plural(k, 'test')} not evaluated yet; run --judge-batch collect "
