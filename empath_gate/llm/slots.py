@@ -20,8 +20,9 @@ sequencing and assembly line problems", Operations Research 9(6), 1961), so the 
 transcripts do not run alone at the end. Calls without a ticket come after, in arrival order.
 
 Pacing: a call granted its slots starts when the run's :class:`~empath_gate.llm.pacing.Pacer`
-lets it, at most one start per the event loop's measured CPU per call, so slots granted in a
-burst do not start as one clump (:mod:`empath_gate.llm.pacing`).
+lets it, at most one start per the process's measured CPU per call, so slots granted in a
+burst do not start as one clump; a call that finds no other call in flight or being paced starts
+at once (:mod:`empath_gate.llm.pacing`).
 
 Roles: ``target``, ``auditor``, ``judge`` and ``annotator`` (the dynamics annotator calls the
 judge model with the judge's settings, but holds its own slots: :func:`slot_role`). Without an
@@ -122,6 +123,7 @@ class CallSlots:
     _total: PrioritySlots | None = field(default=None, repr=False)
     _provider_sems: dict[str, asyncio.Semaphore] = field(default_factory=dict, repr=False)
     pacer: Pacer = field(default_factory=Pacer, repr=False)
+    _pacing: int = field(default=0, repr=False)
 
     def __post_init__(self) -> None:
         bad = {k: v for k, v in {**self.role_limits, **self.providers}.items() if v < 1}
@@ -150,10 +152,15 @@ class CallSlots:
             if self._total is not None:
                 await self._total.acquire(ticket)
             try:
-                delay = self.pacer.reserve(asyncio.get_running_loop().time())
+                alone = not self._pacing and not any(self.in_flight.values())
+                delay = self.pacer.reserve(asyncio.get_running_loop().time(), alone=alone)
                 if delay > 0:
-                    await asyncio.sleep(delay)
-                self.pacer.started(time.thread_time())
+                    self._pacing += 1
+                    try:
+                        await asyncio.sleep(delay)
+                    finally:
+                        self._pacing -= 1
+                self.pacer.started(time.process_time())
                 self.in_flight[role] = self.in_flight.get(role, 0) + 1
                 self.calls[role] = self.calls.get(role, 0) + 1
                 self.peak[role] = max(self.peak.get(role, 0), self.in_flight[role])

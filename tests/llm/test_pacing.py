@@ -6,7 +6,14 @@ import asyncio
 
 import pytest
 
-from empath_gate.llm.pacing import PACE_ALPHA, PACE_SAMPLE_CAP_S, Pacer, next_estimate, pace_delay
+from empath_gate.llm.pacing import (
+    PACE_ALPHA,
+    PACE_PRIOR_S,
+    PACE_SAMPLE_CAP_S,
+    Pacer,
+    next_estimate,
+    pace_delay,
+)
 from empath_gate.llm.slots import CallSlots
 
 
@@ -42,39 +49,68 @@ def test_a_burst_leaves_one_interval_apart_in_order() -> None:
     assert delays == pytest.approx([0.0, 0.004, 0.008, 0.012, 0.016])
 
 
-def test_pacer_never_delays_calls_that_arrive_no_faster_than_their_cpu() -> None:
-    """A provider that answers at once: each call costs ``c`` of loop CPU and as much wall, and
-    the next call asks when the previous one is done; the pacer never delays one."""
+def test_pacer_never_delays_a_call_alone_and_learns_its_cpu() -> None:
+    """A provider that answers at once: each call costs ``c`` of CPU and as much wall, and the
+    next call asks when the previous one is done (alone); the pacer never delays one, and its
+    estimate moves from the prior to ``c``."""
     pacer, now, cpu, c = Pacer(), 100.0, 5.0, 0.003
+    assert pacer.cpu_per_call_s == PACE_PRIOR_S
     for _ in range(300):
-        assert pacer.reserve(now) == 0.0
+        assert pacer.reserve(now, alone=True) == 0.0
         pacer.started(cpu)
         now, cpu = now + c, cpu + c
     assert pacer.paced == 0
     assert pacer.cpu_per_call_s == pytest.approx(c, rel=1e-3)
 
 
+def test_a_call_alone_starts_at_once_even_right_after_another() -> None:
+    pacer = Pacer()
+    assert pacer.reserve(7.0) == 0.0
+    pacer.started(1.0)
+    assert pacer.reserve(7.0001, alone=True) == 0.0
+    # but the call after it, asking in the same instant with company, is spaced from it
+    assert pacer.reserve(7.0001) == pytest.approx(PACE_PRIOR_S)
+
+
 def test_pacer_delay_of_a_cpu_bound_burst_stays_within_its_cpu() -> None:
-    """Zero latency, 8 slots granted at one instant, ``c`` of loop CPU per call: the k-th call
-    of the burst waits at most k x c, which is when the loop would have finished the k calls
-    before it anyway, and never more than k x the cap."""
+    """Zero latency, 8 slots granted at one instant, ``c`` of CPU per call: once the pacer has
+    learnt ``c``, the k-th call of the burst waits at most k x c, which is when the loop would
+    have finished the k calls before it anyway, and never more than k x the cap."""
     c = 0.004
     pacer, now, cpu = Pacer(), 50.0, 1.0
-    for _ in range(64):  # learn the CPU per call from calls one after another
-        pacer.reserve(now)
+    for _ in range(400):  # learn the CPU per call from calls one after another
+        pacer.reserve(now, alone=True)
         pacer.started(cpu)
         now, cpu = now + c, cpu + c
-    assert pacer.cpu_per_call_s <= c + 1e-12
+    assert pacer.cpu_per_call_s == pytest.approx(c, rel=1e-6)
     delays = [pacer.reserve(now) for _ in range(8)]
     for k, d in enumerate(delays):
-        assert d <= k * c + 1e-12
-        assert d <= k * PACE_SAMPLE_CAP_S
-    assert delays[0] == 0.0 and delays == sorted(delays)
+        assert d <= k * pacer.cpu_per_call_s + 1e-12
+        assert d <= k * PACE_SAMPLE_CAP_S + 1e-12
+    assert delays[0] == pytest.approx(0.0, abs=1e-12) and delays == sorted(delays)
 
 
-def test_the_first_calls_of_a_run_are_not_paced() -> None:
+def test_the_first_burst_of_a_run_is_paced_at_the_prior() -> None:
+    """Before any sample the interval is the prior, so the first round of a run (all its slots
+    granted at one instant) leaves one prior apart, not as one clump."""
     pacer = Pacer()
-    assert [pacer.reserve(7.0) for _ in range(32)] == [0.0] * 32
+    delays = [pacer.reserve(7.0) for _ in range(4)]
+    assert delays == pytest.approx([0.0, PACE_PRIOR_S, 2 * PACE_PRIOR_S, 3 * PACE_PRIOR_S])
+    assert pacer.paced == 3
+
+
+def test_a_saturated_burst_keeps_its_interval() -> None:
+    """While every start of a burst is paced, the CPU between two starts is at most the
+    interval (the process is busy the whole time): the estimate does not fall, so the
+    burst stays spread (the reason the estimate starts at the prior, not at 0)."""
+    pacer, now, cpu = Pacer(), 10.0, 2.0
+    delays = [pacer.reserve(now) for _ in range(32)]
+    start = now
+    for d in delays:  # each start after its delay, the process busy in between
+        cpu += (now + d) - start
+        start = now + d
+        pacer.started(cpu)
+    assert pacer.cpu_per_call_s == pytest.approx(PACE_PRIOR_S)
 
 
 def test_slots_pace_a_burst_and_learn_the_cpu_per_call() -> None:
@@ -99,3 +135,31 @@ def test_slots_pace_a_burst_and_learn_the_cpu_per_call() -> None:
     assert slots.calls == {"target": 24} and slots.in_flight == {"target": 0}
     assert 0.0 < slots.pacer.cpu_per_call_s <= PACE_SAMPLE_CAP_S
     assert slots.pacer.delay_s <= slots.pacer.paced * 4 * PACE_SAMPLE_CAP_S
+
+
+def test_slots_pace_the_first_burst_but_not_a_caller_alone() -> None:
+    """Through CallSlots.hold: 8 calls granted at once on 8 free slots are paced (all but the
+    first); calls made one after another, each alone, are never paced."""
+
+    async def burst() -> CallSlots:
+        slots = CallSlots({"target": 8}, total=8)
+
+        async def call() -> None:
+            async with slots.hold("target"):
+                await asyncio.sleep(0.05)
+
+        await asyncio.gather(*(call() for _ in range(8)))
+        return slots
+
+    async def one_at_a_time() -> CallSlots:
+        slots = CallSlots({"target": 8}, total=8)
+        for _ in range(20):
+            async with slots.hold("target"):
+                await asyncio.sleep(0)
+        return slots
+
+    paced = asyncio.run(burst()).pacer
+    assert paced.paced == 7
+    assert paced.delay_s == pytest.approx(sum(k * PACE_PRIOR_S for k in range(8)), rel=0.2)
+    alone = asyncio.run(one_at_a_time()).pacer
+    assert alone.paced == 0 and alone.delay_s == 0.0
