@@ -2,9 +2,10 @@
 1-second server.
 
 Plan (as ``bench/bench_engine.py``): 100 transcripts of 6 scripted user turns against a chat
-model, 6 sequential target calls each (600 calls), 32 transcripts at a time, every call answered
-by the fake OpenAI-compatible server (``empath_gate.testing.FakeOpenAIServer``) after 1 s. Each
-row runs in a fresh child process, so its CPU time (user + system, every thread) is its own:
+model, 6 sequential target calls each (600 calls), 32 calls in flight at most (Inspect AI: 32
+samples, so 32 transcripts, at a time), every call answered by the fake OpenAI-compatible
+server (``empath_gate.testing.FakeOpenAIServer``) after 1 s. Each row runs in a fresh child
+process, so its CPU time (user + system, every thread) is its own:
 
 * ``empath-gate``: the conversation engine (``empath_gate.conversation.engine.generate``, cache
   on, a fresh cache folder), as ``bench_engine.py --child engine`` runs it;
