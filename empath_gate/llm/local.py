@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from empath_gate.errors import ConfigError
+from empath_gate.llm.pacing import NATIVE_THREAD_PREFIX
 
 if TYPE_CHECKING:
     from empath_gate.settings import Settings
@@ -69,10 +70,12 @@ MISSING_EXTRA = (
 
 _lock = threading.Lock()
 _loaded: dict[str, _Backend] = {}
-_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="empath-local-model")
-"""Every llama.cpp call runs on this one thread. llama.cpp parallelises with OpenMP, which keeps
-a team of spinning threads per calling thread: calls arriving from several threads (asyncio's
-executor) leave several teams competing for the cores (measured here: 2-3x slower replies)."""
+_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix=NATIVE_THREAD_PREFIX)
+"""Every llama.cpp call runs on this one thread (its name tells the call pacing to leave its
+CPU out: :data:`~empath_gate.llm.pacing.NATIVE_THREAD_PREFIX`). llama.cpp parallelises with
+OpenMP, which keeps a team of spinning threads per calling thread: calls arriving from several
+threads (asyncio's executor) leave several teams competing for the cores (measured here: 2-3x
+slower replies)."""
 
 
 class _Backend(Protocol):

@@ -8,11 +8,13 @@ clump waits for most of the clump's CPU, round after round. :class:`Pacer` space
 the process's CPU per call, so a burst of granted slots leaves one call after another and the
 replies come back spread out.
 
-The interval is an EWMA (weight :data:`PACE_ALPHA`) of the process's CPU time between two
-consecutive call starts (each sample at most :data:`PACE_SAMPLE_CAP_S`): over a run this is the
-CPU per call, everything the process does included. Process time, not the event-loop thread's:
-litellm builds each request in a worker thread (``acompletion`` runs ``completion`` in the
-loop's default executor), and that thread holds the same interpreter lock the loop needs. The
+The interval is an EWMA (weight :data:`PACE_ALPHA`) of the CPU time of the process's Python
+threads between two consecutive call starts (:func:`python_cpu_s`; each sample at most
+:data:`PACE_SAMPLE_CAP_S`): over a run this is the CPU per call that competes with the event loop.
+All Python threads, not the event-loop thread alone: litellm builds each request in a worker
+thread (``acompletion`` runs ``completion`` in the loop's default executor), and that thread
+holds the same interpreter lock the loop needs. Not the whole process: the embedded model's
+llama.cpp threads compute without the lock (:data:`NATIVE_THREAD_PREFIX`). The
 estimate starts at :data:`PACE_PRIOR_S`, not at 0, because the first round is where the clump
 forms: while every call of a burst is paced, the CPU between two starts cannot exceed the
 interval, so an estimate that starts low stays low for the whole burst. Starting calls one
@@ -29,6 +31,8 @@ per loop). Clocks are passed in, so the decisions are pure and tested without ti
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass
 
 PACE_ALPHA = 1 / 16
@@ -47,6 +51,38 @@ PACE_SAMPLE_CAP_S = 0.02
 2 to 4 x the CPU per call measured by ``bench/bench_engine.py``, 5 to 10 ms; a longer gap is
 other work between calls, such as writing a report, not the cost of a call). It also bounds the
 interval, so no call waits more than this per call ahead of it."""
+
+
+NATIVE_THREAD_PREFIX = "empath-local-model"
+"""Name prefix of the thread that runs the embedded model (:mod:`empath_gate.llm.local`): its
+llama.cpp work runs without the interpreter lock, on threads of its own, so its CPU does not
+delay the event loop and :func:`python_cpu_s` leaves it out."""
+
+
+def python_cpu_s() -> float:
+    """CPU seconds used so far by this process's Python threads (every thread
+    :func:`threading.enumerate` lists, except the embedded model's, :data:`NATIVE_THREAD_PREFIX`):
+    the CPU that competes with the event loop for the interpreter lock. Threads created outside
+    Python (llama.cpp's OpenMP team) are not listed, so not counted. A thread that ends takes
+    its CPU out of the sum, so two readings can step back (:func:`next_estimate` clamps a
+    sample to 0). Where per-thread CPU clocks do not exist (``time.pthread_getcpuclockid``:
+    Linux and most Unix, not Windows or macOS) it is ``time.process_time()``. Cost: one clock
+    read per thread, about 1 to 2 microseconds each."""
+    if _thread_clock is None:
+        return time.process_time()
+    total = 0.0
+    for thread in threading.enumerate():
+        ident = thread.ident
+        if ident is None or thread.name.startswith(NATIVE_THREAD_PREFIX):
+            continue
+        try:
+            total += time.clock_gettime(_thread_clock(ident))
+        except OSError:  # the thread ended meanwhile
+            continue
+    return total
+
+
+_thread_clock = getattr(time, "pthread_getcpuclockid", None)
 
 
 def next_estimate(estimate_s: float, sample_s: float, alpha: float = PACE_ALPHA,
@@ -80,6 +116,7 @@ class Pacer:
     delay_s: float = 0.0
     _next_at: float = float("-inf")
     _last_cpu: float | None = None
+    _last_start: float = float("-inf")
 
     def reserve(self, now_s: float, *, alone: bool = False) -> float:
         """Seconds the call asking at ``now_s`` (the loop's monotonic clock) waits before it
@@ -93,9 +130,16 @@ class Pacer:
             self.delay_s += delay
         return delay
 
-    def started(self, cpu_s: float) -> None:
-        """Record a call start; ``cpu_s``: the process's CPU clock now (``time.process_time()``,
-        seconds)."""
+    def started(self, cpu_s: float, now_s: float | None = None) -> None:
+        """Record a call start; ``cpu_s``: the CPU clock now (:func:`python_cpu_s`, seconds);
+        ``now_s``: the start's time on the clock :meth:`reserve` reads (for :meth:`forget`)."""
         if self._last_cpu is not None:
             self.cpu_per_call_s = next_estimate(self.cpu_per_call_s, cpu_s - self._last_cpu)
         self._last_cpu = cpu_s
+        if now_s is not None:
+            self._last_start = now_s
+
+    def forget(self) -> None:
+        """Drop the starts reserved by calls that will not start (called when the last call
+        waiting to start was cancelled): the next call is spaced from the last real start only."""
+        self._next_at = self._last_start + self.cpu_per_call_s

@@ -34,11 +34,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import time
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from empath_gate.llm.pacing import Pacer
+from empath_gate.llm.pacing import Pacer, python_cpu_s
 
 SLOT_ROLES: tuple[str, ...] = ("target", "auditor", "judge", "annotator")
 
@@ -108,7 +107,9 @@ class CallSlots:
     provider prefix (``openai``) -> calls in flight at most. ``all_open``: every transcript of
     the plan is open (the scheduler sets it; it changes which waiting call goes first).
     Counters: ``in_flight`` and ``peak`` per role, ``peak_total``, ``calls`` per role (attempts
-    admitted). ``pacer``: spaces the starts of granted calls (:mod:`empath_gate.llm.pacing`).
+    admitted). ``pacer``: spaces the starts of granted calls (:mod:`empath_gate.llm.pacing`);
+    ``cpu_clock``: the CPU clock it samples (seconds; :func:`~empath_gate.llm.pacing.python_cpu_s`);
+    ``clock``: the time its reservations are made at (seconds; None: the event loop's clock).
     Raises ValueError for a limit below 1."""
 
     role_limits: Mapping[str, int]
@@ -123,6 +124,8 @@ class CallSlots:
     _total: PrioritySlots | None = field(default=None, repr=False)
     _provider_sems: dict[str, asyncio.Semaphore] = field(default_factory=dict, repr=False)
     pacer: Pacer = field(default_factory=Pacer, repr=False)
+    cpu_clock: Callable[[], float] = field(default=python_cpu_s, repr=False)
+    clock: Callable[[], float] | None = field(default=None, repr=False)
     _pacing: int = field(default=0, repr=False)
 
     def __post_init__(self) -> None:
@@ -153,14 +156,19 @@ class CallSlots:
                 await self._total.acquire(ticket)
             try:
                 alone = not self._pacing and not any(self.in_flight.values())
-                delay = self.pacer.reserve(asyncio.get_running_loop().time(), alone=alone)
+                now = self.clock() if self.clock is not None else asyncio.get_running_loop().time()
+                delay = self.pacer.reserve(now, alone=alone)
                 if delay > 0:
                     self._pacing += 1
                     try:
                         await asyncio.sleep(delay)
-                    finally:
+                    except BaseException:
                         self._pacing -= 1
-                self.pacer.started(time.process_time())
+                        if not self._pacing:  # no call left to start: its reservation is void
+                            self.pacer.forget()
+                        raise
+                    self._pacing -= 1
+                self.pacer.started(self.cpu_clock(), now + delay)
                 self.in_flight[role] = self.in_flight.get(role, 0) + 1
                 self.calls[role] = self.calls.get(role, 0) + 1
                 self.peak[role] = max(self.peak.get(role, 0), self.in_flight[role])

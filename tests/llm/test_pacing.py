@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 
 import pytest
 
 from empath_gate.llm.pacing import (
+    NATIVE_THREAD_PREFIX,
     PACE_ALPHA,
     PACE_PRIOR_S,
     PACE_SAMPLE_CAP_S,
     Pacer,
     next_estimate,
     pace_delay,
+    python_cpu_s,
 )
 from empath_gate.llm.slots import CallSlots
 
@@ -134,15 +138,17 @@ def test_slots_pace_a_burst_and_learn_the_cpu_per_call() -> None:
     assert sorted(order) == list(range(24)) and order[:4] == [0, 1, 2, 3]
     assert slots.calls == {"target": 24} and slots.in_flight == {"target": 0}
     assert 0.0 < slots.pacer.cpu_per_call_s <= PACE_SAMPLE_CAP_S
+    assert slots.pacer.cpu_per_call_s != PACE_PRIOR_S  # it sampled
     assert slots.pacer.delay_s <= slots.pacer.paced * 4 * PACE_SAMPLE_CAP_S
 
 
 def test_slots_pace_the_first_burst_but_not_a_caller_alone() -> None:
-    """Through CallSlots.hold: 8 calls granted at once on 8 free slots are paced (all but the
-    first); calls made one after another, each alone, are never paced."""
+    """Through CallSlots.hold: 8 calls granted at once on 8 free slots are paced one prior
+    apart (all but the first); calls made one after another, each alone, are never paced. The
+    reservations read a frozen clock, so a busy machine cannot change the delays."""
 
     async def burst() -> CallSlots:
-        slots = CallSlots({"target": 8}, total=8)
+        slots = CallSlots({"target": 8}, total=8, clock=lambda: 0.0)
 
         async def call() -> None:
             async with slots.hold("target"):
@@ -160,6 +166,87 @@ def test_slots_pace_the_first_burst_but_not_a_caller_alone() -> None:
 
     paced = asyncio.run(burst()).pacer
     assert paced.paced == 7
-    assert paced.delay_s == pytest.approx(sum(k * PACE_PRIOR_S for k in range(8)), rel=0.2)
+    assert paced.delay_s == pytest.approx(sum(k * PACE_PRIOR_S for k in range(8)))
     alone = asyncio.run(one_at_a_time()).pacer
     assert alone.paced == 0 and alone.delay_s == 0.0
+
+
+def test_slots_learn_from_their_cpu_clock() -> None:
+    """Each start samples ``cpu_clock``: calls costing 4 ms on it move the estimate from the
+    prior to 4 ms."""
+    ticks = iter(k * 0.004 for k in range(10_000))
+
+    async def main() -> CallSlots:
+        slots = CallSlots({"target": 2}, total=2, cpu_clock=lambda: next(ticks))
+        for _ in range(300):
+            async with slots.hold("target"):
+                pass
+        return slots
+
+    assert asyncio.run(main()).pacer.cpu_per_call_s == pytest.approx(0.004, rel=1e-3)
+
+
+def test_calls_cancelled_while_paced_leave_no_trace() -> None:
+    """Four calls paced behind one in flight are cancelled in their pacing sleep: the count of
+    calls being paced returns to 0, and the next call is spaced from the last real start only
+    (one interval), not behind the four void reservations."""
+
+    async def main() -> None:
+        slots = CallSlots({"target": 8}, total=8, clock=lambda: 0.0)
+        release = asyncio.Event()
+
+        async def call() -> None:
+            async with slots.hold("target"):
+                await release.wait()
+
+        first = asyncio.create_task(call())
+        await asyncio.sleep(0)
+        paced = [asyncio.create_task(call()) for _ in range(4)]
+        await asyncio.sleep(0)
+        assert slots._pacing == 4 and slots.pacer.paced == 4
+        for task in paced:
+            task.cancel()
+        await asyncio.gather(*paced, return_exceptions=True)
+        assert slots._pacing == 0
+        before = slots.pacer.delay_s
+        nxt = asyncio.create_task(call())
+        await asyncio.sleep(0)
+        assert slots.pacer.delay_s - before == pytest.approx(slots.pacer.cpu_per_call_s)
+        release.set()
+        await asyncio.gather(first, nxt)
+        assert slots.in_flight == {"target": 0}
+        # with nothing in flight and nothing paced, a call is alone again
+        paced_before = slots.pacer.paced
+        async with slots.hold("target"):
+            pass
+        assert slots.pacer.paced == paced_before
+
+    asyncio.run(main())
+
+
+@pytest.mark.skipif(not hasattr(time, "pthread_getcpuclockid"), reason="no per-thread CPU clocks here")
+def test_python_cpu_counts_python_threads_but_not_the_embedded_models() -> None:
+    """A Python thread's CPU counts (it holds the interpreter lock the event loop needs); the
+    embedded model's thread, named with NATIVE_THREAD_PREFIX, does not."""
+
+    def seen_while_spinning(name: str, seconds: float = 0.05) -> float:
+        spun, done = threading.Event(), threading.Event()
+
+        def spin() -> None:
+            end = time.thread_time() + seconds
+            while time.thread_time() < end:
+                pass
+            spun.set()
+            done.wait(5)
+
+        thread = threading.Thread(target=spin, name=name)
+        before = python_cpu_s()
+        thread.start()
+        spun.wait(5)
+        seen = python_cpu_s() - before
+        done.set()
+        thread.join()
+        return seen
+
+    assert seen_while_spinning("worker") >= 0.045
+    assert seen_while_spinning(f"{NATIVE_THREAD_PREFIX}_0") < 0.02
