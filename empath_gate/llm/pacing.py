@@ -5,8 +5,8 @@ once (the first round of a run, or replies that arrive together), they come back
 event loop then works through their client-side CPU (request building, reply parsing, pricing
 and logging inside litellm: a few milliseconds each) in interleaved pieces, so every call of the
 clump waits for most of the clump's CPU, round after round. :class:`Pacer` spaces the starts by
-the process's CPU per call, so a burst of granted slots leaves one call after another and the
-replies come back spread out.
+the CPU per call of the process's Python threads, so a burst of granted slots leaves one call
+after another and the replies come back spread out.
 
 The interval is an EWMA (weight :data:`PACE_ALPHA`) of the CPU time of the process's Python
 threads between two consecutive call starts (:func:`python_cpu_s`; each sample at most
@@ -59,6 +59,9 @@ llama.cpp work runs without the interpreter lock, on threads of its own, so its 
 delay the event loop and :func:`python_cpu_s` leaves it out."""
 
 
+_THREAD_CLOCK = getattr(time, "pthread_getcpuclockid", None)
+
+
 def python_cpu_s() -> float:
     """CPU seconds used so far by this process's Python threads (every thread
     :func:`threading.enumerate` lists, except the embedded model's, :data:`NATIVE_THREAD_PREFIX`):
@@ -68,7 +71,7 @@ def python_cpu_s() -> float:
     sample to 0). Where per-thread CPU clocks do not exist (``time.pthread_getcpuclockid``:
     Linux and most Unix, not Windows or macOS) it is ``time.process_time()``. Cost: one clock
     read per thread, about 1 to 2 microseconds each."""
-    if _thread_clock is None:
+    if _THREAD_CLOCK is None:
         return time.process_time()
     total = 0.0
     for thread in threading.enumerate():
@@ -76,13 +79,10 @@ def python_cpu_s() -> float:
         if ident is None or thread.name.startswith(NATIVE_THREAD_PREFIX):
             continue
         try:
-            total += time.clock_gettime(_thread_clock(ident))
+            total += time.clock_gettime(_THREAD_CLOCK(ident))
         except OSError:  # the thread ended meanwhile
             continue
     return total
-
-
-_thread_clock = getattr(time, "pthread_getcpuclockid", None)
 
 
 def next_estimate(estimate_s: float, sample_s: float, alpha: float = PACE_ALPHA,
@@ -105,7 +105,7 @@ def pace_delay(now_s: float, next_at_s: float, interval_s: float) -> tuple[float
 
 @dataclass
 class Pacer:
-    """Spaces call starts by the process's CPU per call (module docstring).
+    """Spaces call starts by the CPU per call of the process's Python threads (module docstring).
 
     ``cpu_per_call_s``: the current EWMA, seconds (:data:`PACE_PRIOR_S` until two calls have
     started); ``paced``: calls delayed so far; ``delay_s``: their total

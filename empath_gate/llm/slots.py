@@ -20,9 +20,9 @@ sequencing and assembly line problems", Operations Research 9(6), 1961), so the 
 transcripts do not run alone at the end. Calls without a ticket come after, in arrival order.
 
 Pacing: a call granted its slots starts when the run's :class:`~empath_gate.llm.pacing.Pacer`
-lets it, at most one start per the process's measured CPU per call, so slots granted in a
-burst do not start as one clump; a call that finds no other call in flight or being paced starts
-at once (:mod:`empath_gate.llm.pacing`).
+lets it, at most one start per the measured CPU per call of the process's Python threads, so
+slots granted in a burst do not start as one clump; a call that finds no other call in flight
+or being paced starts at once (:mod:`empath_gate.llm.pacing`).
 
 Roles: ``target``, ``auditor``, ``judge`` and ``annotator`` (the dynamics annotator calls the
 judge model with the judge's settings, but holds its own slots: :func:`slot_role`). Without an
