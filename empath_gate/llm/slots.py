@@ -155,20 +155,7 @@ class CallSlots:
             if self._total is not None:
                 await self._total.acquire(ticket)
             try:
-                alone = not self._pacing and not any(self.in_flight.values())
-                now = self.clock() if self.clock is not None else asyncio.get_running_loop().time()
-                delay = self.pacer.reserve(now, alone=alone)
-                if delay > 0:
-                    self._pacing += 1
-                    try:
-                        await asyncio.sleep(delay)
-                    except BaseException:
-                        self._pacing -= 1
-                        if not self._pacing:  # no call left to start: its reservation is void
-                            self.pacer.forget()
-                        raise
-                    self._pacing -= 1
-                self.pacer.started(self.cpu_clock(), now + delay)
+                await self._paced_start()
                 self.in_flight[role] = self.in_flight.get(role, 0) + 1
                 self.calls[role] = self.calls.get(role, 0) + 1
                 self.peak[role] = max(self.peak.get(role, 0), self.in_flight[role])
@@ -183,6 +170,25 @@ class CallSlots:
         finally:
             if sem is not None:
                 sem.release()
+
+    async def _paced_start(self) -> None:
+        """Wait until the :attr:`pacer` lets a granted call start, then record its start. A
+        call alone (none in flight, none being paced) starts at once; when the last call being
+        paced is cancelled, the starts it and the others reserved are dropped."""
+        alone = not self._pacing and not any(self.in_flight.values())
+        now = self.clock() if self.clock is not None else asyncio.get_running_loop().time()
+        delay = self.pacer.reserve(now, alone=alone)
+        if delay > 0:
+            self._pacing += 1
+            try:
+                await asyncio.sleep(delay)
+            except BaseException:
+                self._pacing -= 1
+                if not self._pacing:  # no call left to start: its reservation is void
+                    self.pacer.forget()
+                raise
+            self._pacing -= 1
+        self.pacer.started(self.cpu_clock(), now + delay)
 
     def model_limit(self, model: str, default: int) -> int:
         """The calls in flight allowed to ``model`` (its ``provider_concurrency`` entry, else
