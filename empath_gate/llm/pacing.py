@@ -65,16 +65,21 @@ _THREAD_CLOCK = getattr(time, "pthread_getcpuclockid", None)
 def python_cpu_s() -> float:
     """CPU seconds used so far by this process's Python threads (every thread
     :func:`threading.enumerate` lists, except the embedded model's, :data:`NATIVE_THREAD_PREFIX`):
-    the CPU that competes with the event loop for the interpreter lock. Threads created outside
-    Python (llama.cpp's OpenMP team) are not listed, so not counted. A thread that ends takes
-    its CPU out of the sum, so two readings can step back (:func:`next_estimate` clamps a
-    sample to 0). Where per-thread CPU clocks do not exist (``time.pthread_getcpuclockid``:
-    Linux and most Unix, not Windows or macOS) it is ``time.process_time()``. Cost: one clock
-    read per thread, about 1 to 2 microseconds each."""
-    if _THREAD_CLOCK is None:
+    the CPU that competes with the event loop for the interpreter lock.
+
+    While no thread of the embedded model exists (every run without a ``local/`` model) this is
+    ``time.process_time()``: one clock read, every thread of the process. Once one exists, the
+    per-thread clocks of the other listed threads are summed (``time.pthread_getcpuclockid``:
+    Linux and most Unix), one clock read each, about 1 to 2 microseconds per thread; threads
+    created outside Python (llama.cpp's OpenMP team) are not listed, so not counted, and a thread
+    that ends takes its CPU out of the sum, so two readings can step back (:func:`next_estimate`
+    clamps a sample to 0). Where per-thread clocks do not exist (Windows, macOS) it is
+    ``time.process_time()`` throughout."""
+    threads = threading.enumerate()
+    if _THREAD_CLOCK is None or not any(t.name.startswith(NATIVE_THREAD_PREFIX) for t in threads):
         return time.process_time()
     total = 0.0
-    for thread in threading.enumerate():
+    for thread in threads:
         ident = thread.ident
         if ident is None or thread.name.startswith(NATIVE_THREAD_PREFIX):
             continue
