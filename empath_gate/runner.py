@@ -39,7 +39,8 @@ INTERRUPTED_UNFINISHED = "interrupted: the transcript was not finished"
 class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C stopped :func:`execute`. ``records`` holds one record per spec, in spec order, as
     :func:`execute` returns them: a transcript that was generated and judged has its full
-    record; one generated but not judged, or not finished, is an ``error`` record without
+    record; one generated but not judged (its judging queued for a provider batch included: the
+    interrupt leaves that batch unsubmitted), or not finished, is an ``error`` record without
     verdicts (:data:`INTERRUPTED_UNJUDGED`, :data:`INTERRUPTED_UNFINISHED`), so its cells are
     unknown evidence, never passing (the transcript file of one generated but not judged stays
     referenced, for ``rejudge``). ``finished`` counts the transcripts generated, ``judged`` the
@@ -372,6 +373,7 @@ def execute(
     halted: dict[str, RunRecord] = {}  # transcript id -> its record when the stop rule skipped it
     risks: dict[str, tuple[int, ...]] = {}  # transcript id -> its explicit-risk user messages
     ledgers: list[Ledger] = []
+    waiting: list[set[str]] = []  # the batch pass's transcript ids whose judging waits in a batch
     scripted = not settings.auditor.model or settings.offline
     mode: Literal["scripted", "llm"] = "scripted" if scripted else "llm"
     cache = judge_cache(settings)
@@ -418,6 +420,8 @@ def execute(
             state = state_path(judge_batch_state, (relative_to or transcripts_dir.parent) / "results.json")
             async with batch_pass(settings, state, progress) as bp:
                 waits = bp.session.pending if bp.session is not None else None
+                if waits is not None:
+                    waiting.append(waits)
 
                 async def step(spec: RunSpec) -> RunRecord:
                     t = await gen.produce(spec)
@@ -466,7 +470,9 @@ def execute(
                 records.append(interrupted_record(spec))
                 continue
             rec = record(t, judged.get(t.transcript_id, []), ledgers[0])
-            if t.status == "complete" and t.transcript_id not in judged:
+            # judging queued for a batch is not judged: an interrupt leaves the batch unsubmitted
+            queued = any(t.transcript_id in w for w in waiting)
+            if t.status == "complete" and (t.transcript_id not in judged or queued):
                 rec = rec.model_copy(update={"status": "error", "error": INTERRUPTED_UNJUDGED})
             else:
                 full += 1

@@ -193,3 +193,24 @@ def test_ctrl_c_keeps_the_records_of_what_finished(env: Env) -> None:
     assert len(unjudged) >= 1  # the third transcript was generated, never judged
     assert len(judged) + len(unjudged) == 3 and len(unfinished) == len(specs) - 3
     assert all(r.status == "error" and not r.verdicts for r in unjudged + unfinished)
+
+
+def test_ctrl_c_during_a_batch_submit_counts_no_transcript_as_judged(env: Env) -> None:
+    """With ``judge_batch = "submit"`` a finished transcript's judging waits for the batch, which
+    an interrupt leaves unsubmitted: no record is judged, each finished one is unjudged."""
+    setup = env.setup(concurrency=2, judge_batch="submit")
+    seen: list[str] = []
+
+    def progress(line: str) -> None:
+        seen.append(line)
+        if len(seen) == 3:
+            signal.raise_signal(signal.SIGINT)
+
+    with pytest.raises(RunInterrupted) as info:
+        env.run(setup, progress=progress)
+    exc = info.value
+    assert exc.finished >= 1 and exc.judged == 0
+    unjudged = [r for r in exc.records if r.error == INTERRUPTED_UNJUDGED]
+    assert len(unjudged) == exc.finished
+    assert not any(r.status == "complete" for r in exc.records)
+    assert not any(r.path.endswith("batches") for r in env.server.requests)  # nothing was submitted
