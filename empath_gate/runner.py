@@ -39,8 +39,8 @@ INTERRUPTED_UNFINISHED = "interrupted: the transcript was not finished"
 class RunInterrupted(KeyboardInterrupt):
     """Ctrl-C stopped :func:`execute`. ``records`` holds one record per spec, in spec order, as
     :func:`execute` returns them: a transcript that was generated and judged has its full
-    record; one generated but not judged (its judging queued for a provider batch included: the
-    interrupt leaves that batch unsubmitted), or not finished, is an ``error`` record without
+    record; one generated but not judged (one whose judging waits in a provider batch included:
+    an interrupted submit never sends its batch), or not finished, is an ``error`` record without
     verdicts (:data:`INTERRUPTED_UNJUDGED`, :data:`INTERRUPTED_UNFINISHED`), so its cells are
     unknown evidence, never passing (the transcript file of one generated but not judged stays
     referenced, for ``rejudge``). ``finished`` counts the transcripts generated, ``judged`` the
@@ -470,7 +470,7 @@ def execute(
                 records.append(interrupted_record(spec))
                 continue
             rec = record(t, judged.get(t.transcript_id, []), ledgers[0])
-            # judging queued for a batch is not judged: an interrupt leaves the batch unsubmitted
+            # judging that waits in a batch is not judged (an interrupted submit never sends it)
             queued = any(t.transcript_id in w for w in waiting)
             if t.status == "complete" and (t.transcript_id not in judged or queued):
                 rec = rec.model_copy(update={"status": "error", "error": INTERRUPTED_UNJUDGED})

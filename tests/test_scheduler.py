@@ -195,9 +195,12 @@ def test_ctrl_c_keeps_the_records_of_what_finished(env: Env) -> None:
     assert all(r.status == "error" and not r.verdicts for r in unjudged + unfinished)
 
 
-def test_ctrl_c_during_a_batch_submit_counts_no_transcript_as_judged(env: Env) -> None:
+def test_ctrl_c_during_a_batch_submit_counts_no_transcript_as_judged(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With ``judge_batch = "submit"`` a finished transcript's judging waits for the batch, which
     an interrupt leaves unsubmitted: no record is judged, each finished one is unjudged."""
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this test's own worker, not the run's
     setup = env.setup(concurrency=2, judge_batch="submit")
     seen: list[str] = []
 
