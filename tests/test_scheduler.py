@@ -92,6 +92,19 @@ def env(tmp_path: Path) -> Iterator[Env]:
         yield Env(server, tmp_path, judge, flight)
 
 
+def ctrl_c_at_line(n: int) -> Callable[[str], None]:
+    """A progress callback that presses Ctrl-C (SIGINT) on the ``n``-th progress line: the run's
+    loop then cancels what is in flight."""
+    seen: list[str] = []
+
+    def progress(line: str) -> None:
+        seen.append(line)
+        if len(seen) == n:
+            signal.raise_signal(signal.SIGINT)
+
+    return progress
+
+
 def _seed_of(req: FakeRequest) -> int | None:
     seed = (req.body or {}).get("seed")
     return seed if isinstance(seed, int) else None
@@ -174,15 +187,8 @@ def test_without_a_stop_rule_every_run_is_made(env: Env) -> None:
 def test_ctrl_c_keeps_the_records_of_what_finished(env: Env) -> None:
     setup = env.setup(concurrency=2)
     specs = run_specs(setup.plan, setup.instrument)
-    seen: list[str] = []
-
-    def progress(line: str) -> None:
-        seen.append(line)
-        if len(seen) == 3:
-            signal.raise_signal(signal.SIGINT)  # Ctrl-C: the run's loop cancels what is in flight
-
     with pytest.raises(RunInterrupted) as info:
-        env.run(setup, progress=progress)
+        env.run(setup, progress=ctrl_c_at_line(3))
     exc = info.value
     assert [r.transcript_id for r in exc.records] == [s.transcript_id for s in specs]
     assert exc.finished == 3
@@ -202,15 +208,8 @@ def test_ctrl_c_during_a_batch_submit_counts_no_transcript_as_judged(
     an interrupt leaves unsubmitted: no record is judged, each finished one is unjudged."""
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # this test's own worker, not the run's
     setup = env.setup(concurrency=2, judge_batch="submit")
-    seen: list[str] = []
-
-    def progress(line: str) -> None:
-        seen.append(line)
-        if len(seen) == 3:
-            signal.raise_signal(signal.SIGINT)
-
     with pytest.raises(RunInterrupted) as info:
-        env.run(setup, progress=progress)
+        env.run(setup, progress=ctrl_c_at_line(3))
     exc = info.value
     assert exc.finished >= 1 and exc.judged == 0
     unjudged = [r for r in exc.records if r.error == INTERRUPTED_UNJUDGED]
