@@ -10,7 +10,10 @@ and peak RSS belong to that row alone:
   same schedule: a transcript's calls one after another, 32 calls in flight at most, 64
   transcripts open at most.
 * ``engine``: ``empath_gate.conversation.engine.generate`` (the run's scheduler,
-  :mod:`empath_gate.conversation.scheduler`) with a fresh cache directory.
+  :mod:`empath_gate.conversation.scheduler`) with a fresh cache directory, in the event loop
+  every run of the tool uses (:func:`empath_gate.llm.loop.run_calls`): there litellm builds an
+  OpenAI-compatible request in the loop thread (:data:`empath_gate.llm.loop.INLINE_PROVIDERS`),
+  while the bare row, in ``asyncio.run``'s loop, hands it to a worker thread and back.
 * ``cached``: the same engine plan again on the now-filled cache (must make 0 calls).
 * ``engine, no HTTP``: the same engine and scheduler with a target whose call costs no CPU (an
   async callable sleeping the latency): the wall the schedule itself gives. On a loaded machine
@@ -368,8 +371,12 @@ def _child(args: argparse.Namespace) -> None:
 
     client.FREEZE_AFTER_IMPORT = not args.no_gc_freeze
     client._lib()  # import litellm (and set it up) before the clock starts, in every row
-    if args.row in ("bare", "engine"):
-        out = asyncio.run(_timed(args))
+    if args.row == "bare":
+        out = asyncio.run(_timed(args))  # bare litellm: asyncio's own loop and default executor
+    elif args.row == "engine":
+        from empath_gate.llm.loop import run_calls
+
+        out = run_calls(_timed(args))  # the loop every run of the tool uses
     else:
         rss0 = _rss_mb()
         cpu0, wall0 = _cpu(), time.perf_counter()

@@ -23,6 +23,7 @@ is unknown: ``None``). The provider ``local`` is pre-registered and resolves laz
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import gc
 import os
 import threading
@@ -39,7 +40,8 @@ from empath_gate.llm.batches import batch_body
 from empath_gate.llm.cache import Cache
 from empath_gate.llm.deferred import active_batch
 from empath_gate.llm.events import CacheStatus, CallFields, Event, Usage
-from empath_gate.llm.keying import endpoint_identity, header_identity, is_secret_header, weights_sha256
+from empath_gate.llm.keying import RESERVED_KEY_PARTS, call_key_parts, is_secret_header
+from empath_gate.llm.loop import inline_request_building
 from empath_gate.llm.normalize import normalize_messages, rules_for
 from empath_gate.llm.prompt_cache import mark_cache_prefix
 from empath_gate.llm.providers import ChatFn, make_handler
@@ -172,6 +174,7 @@ def register_chat_provider(name: str, fn: ChatFn) -> None:
     replaces its function.
     """
     _providers[name] = fn
+    _provider_of.cache_clear()
     if _litellm is not None:
         _sync_providers()
 
@@ -205,12 +208,15 @@ def estimate_cost(model: str, prompt_tokens: int, completion_tokens: int) -> flo
         return None
 
 
-def _provider_of(lib: Any, model: str | None) -> str | None:
-    """litellm's provider name of ``model`` (e.g. ``anthropic``), None when it cannot tell."""
+@functools.lru_cache(maxsize=256)
+def _provider_of(model: str | None) -> str | None:
+    """litellm's provider name of ``model`` (e.g. ``anthropic``); None when it cannot tell and for
+    a provider registered here (:func:`register_chat_provider`). Remembered per model."""
     try:
-        return str(lib.get_llm_provider(model)[1])
+        name = str(_lib().get_llm_provider(model)[1])
     except Exception:
         return None
+    return None if name in _providers else name
 
 
 def _is_local(model: str | None) -> bool:
@@ -244,10 +250,6 @@ def _price(lib: Any, resp: Any) -> float | None:
 
 # --------------------------------------------------------------------------- the call
 
-_RESERVED_KEY_PARTS = frozenset(
-    {"role", "model", "params", "seed", "messages", "endpoint", "request_headers", "weights_sha256"}
-)
-
 UsableFn = Callable[[Completion], bool]
 """Whether a reply may be stored in (and served from) the cache: ``fn(completion) -> bool``."""
 
@@ -259,39 +261,6 @@ def usable_by_default(role: str) -> UsableFn:
     if role == "target":
         return lambda _completion: True
     return lambda completion: not completion.filtered
-
-
-def _key_parts(
-    role: str,
-    settings: RoleSettings,
-    sent: list[dict[str, Any]],
-    *,
-    seed: int | None,
-    response_format: dict[str, Any] | None,
-    headers: Mapping[str, str] | None,
-    cache_extra: Mapping[str, object],
-) -> dict[str, object]:
-    """Every input that can change the reply of this call (see :mod:`empath_gate.llm.cache`)."""
-    model = settings.model or ""
-    parts: dict[str, object] = {
-        "role": role,
-        "model": model,
-        "endpoint": endpoint_identity(settings.api_base),
-        "params": {
-            "temperature": settings.temperature,
-            "max_tokens": settings.max_tokens,
-            "extra": settings.extra,
-            "response_format": response_format,
-            "send_seed": settings.send_seed,
-        },
-        "seed": seed,
-        "messages": sent,
-        "request_headers": header_identity(headers),
-        **cache_extra,
-    }
-    if model.split("/", 1)[0] == "local" and _providers.get("local") is None:
-        parts["weights_sha256"] = weights_sha256(model)
-    return parts
 
 
 def _provider_kwargs(
@@ -387,7 +356,7 @@ def _checked_call(role: str, settings: RoleSettings, cache_extra: Mapping[str, o
         raise ValueError(f"role must be target, auditor or judge, not {role!r}")
     if not settings.model:
         raise ValueError(f"no model configured for the {role}")
-    clash = _RESERVED_KEY_PARTS.intersection(cache_extra)
+    clash = RESERVED_KEY_PARTS.intersection(cache_extra)
     if clash:
         raise ValueError(f"cache_extra may not redefine {sorted(clash)}")
     return cast(Role, role)
@@ -445,9 +414,9 @@ async def complete(
 
     key: str | None = None
     if cache is not None and cache.mode != "off":
-        key = cache.key(_key_parts(
+        key = cache.key(call_key_parts(
             role, settings, sent, seed=seed, response_format=response_format, headers=headers,
-            cache_extra=cache_extra,
+            cache_extra=cache_extra, embedded_local=_providers.get("local") is None,
         ))
         stored = cache.get(key)
         batch = active_batch(role_name) if stored is None else None  # llm/deferred.py: no live call
@@ -472,7 +441,8 @@ async def complete(
             cache.reject(key)
 
     lib = _lib()
-    to_send = mark_cache_prefix(sent, _provider_of(lib, settings.model)) if cache_prefix else sent
+    provider = _provider_of(settings.model)
+    to_send = mark_cache_prefix(sent, provider) if cache_prefix else sent
     kwargs = _provider_kwargs(settings, to_send, seed=seed, response_format=response_format, headers=headers)
     secrets = [settings.api_key.get_secret_value()] if settings.api_key is not None else []
     # credential headers only: the conversation id or the synthetic-traffic flag an error body
@@ -485,7 +455,8 @@ async def complete(
         reserve = reservation_usd(settings.model, sent, settings.max_tokens)
     meter = Meter(lib, role_name, reserve, lambda r: _cost_of(lib, r, settings))
     try:
-        resp, attempts = await call_with_retries(meter, kwargs, settings, role_name, secrets, events)
+        with inline_request_building(provider):
+            resp, attempts = await call_with_retries(meter, kwargs, settings, role_name, secrets, events)
     except ProviderError:
         if meter.stopped is not None:  # the budget refused an attempt: not a provider failure
             raise meter.stopped from None

@@ -1,5 +1,6 @@
-"""What names a call in the reply cache besides its messages and parameters (pure but for
-:func:`weights_sha256`, which reads the local model's file).
+"""What names a call in the reply cache: :func:`call_key_parts` gathers every part (messages,
+parameters, seed and the identities below); pure but for :func:`weights_sha256`, which reads the
+local model's file.
 
 Two calls may share a cached reply only when they would reach the same model: the cache key
 therefore carries
@@ -25,9 +26,10 @@ import re
 import threading
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-from empath_gate.settings import is_secret_name
+from empath_gate.settings import RoleSettings, is_secret_name
 
 _SECRET_HEADER = re.compile(r"cookie|session|signature|subscription|(^|-)(key|auth|sig)$", re.I)
 """Header and query-parameter names treated as credentials besides :func:`is_secret_name`'s
@@ -114,3 +116,46 @@ def weights_sha256(model: str) -> str:
 
     name = model.split("/", 1)[1] if "/" in model else model
     return file_sha256(local.gguf_path(name))
+
+
+RESERVED_KEY_PARTS = frozenset(
+    {"role", "model", "params", "seed", "messages", "endpoint", "request_headers", "weights_sha256"}
+)
+"""The key parts :func:`call_key_parts` sets itself: a caller's ``cache_extra`` may not use them."""
+
+
+def call_key_parts(
+    role: str,
+    settings: RoleSettings,
+    sent: list[dict[str, Any]],
+    *,
+    seed: int | None,
+    response_format: dict[str, Any] | None,
+    headers: Mapping[str, str] | None,
+    cache_extra: Mapping[str, object],
+    embedded_local: bool,
+) -> dict[str, object]:
+    """Every input that can change the reply of one model call (see :mod:`empath_gate.llm.cache`):
+    role, model, endpoint, parameters, seed, the messages as sent, the request headers'
+    identity and ``cache_extra``; for a ``local/`` model served by the embedded runtime
+    (``embedded_local``: no other ``local`` provider registered), its weights' sha256."""
+    model = settings.model or ""
+    parts: dict[str, object] = {
+        "role": role,
+        "model": model,
+        "endpoint": endpoint_identity(settings.api_base),
+        "params": {
+            "temperature": settings.temperature,
+            "max_tokens": settings.max_tokens,
+            "extra": settings.extra,
+            "response_format": response_format,
+            "send_seed": settings.send_seed,
+        },
+        "seed": seed,
+        "messages": sent,
+        "request_headers": header_identity(headers),
+        **cache_extra,
+    }
+    if embedded_local and model.split("/", 1)[0] == "local":
+        parts["weights_sha256"] = weights_sha256(model)
+    return parts

@@ -8,6 +8,11 @@ is collected. :func:`run_calls` runs a coroutine as :func:`asyncio.run` does, wi
 executor that keeps every coroutine its work items return; once the loop is closed (its worker
 threads joined) it closes those that never started. Nothing is silenced: a coroutine the tool
 itself forgets to await still warns.
+
+For providers whose request building is computation only (:data:`INLINE_PROVIDERS`), the client
+runs that ``completion`` call in the event-loop thread instead (:func:`inline_request_building`):
+the worker thread gains nothing there (it needs the interpreter lock the loop holds), and each
+call's hand-over to it and back costs two thread wake-ups and lock contention with the loop.
 """
 
 from __future__ import annotations
@@ -15,11 +20,41 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+
+INLINE_PROVIDERS = frozenset({"openai", "anthropic", "openrouter", "groq", "mistral", "deepseek",
+                              "together_ai", "fireworks_ai", "xai", "hosted_vllm"})
+"""litellm provider names (``litellm.get_llm_provider``) whose synchronous ``completion``, on the
+async path, only maps parameters and builds the provider request (project reading of litellm's
+provider handlers: an API key or a bearer header, no credential exchange). Providers that may
+fetch or refresh credentials there with blocking I/O (Bedrock's AWS session, Vertex AI's Google
+auth, Azure's AD token) are not listed: their ``completion`` keeps running in a worker thread,
+so a slow token fetch never stalls the event loop."""
+
+_inline: ContextVar[bool] = ContextVar("empath_gate_inline_build", default=False)
+
+
+@contextmanager
+def inline_request_building(provider: str | None) -> Iterator[None]:
+    """Within this block, in the current task, work that litellm hands to the loop's default
+    executor runs at once in the calling thread when ``provider`` is in
+    :data:`INLINE_PROVIDERS` and the loop runs under :func:`run_calls`; otherwise (another
+    provider, None, another executor) nothing changes. Tasks created inside the block inherit it."""
+    if provider not in INLINE_PROVIDERS:
+        yield
+        return
+    token = _inline.set(True)
+    try:
+        yield
+    finally:
+        _inline.reset(token)
 
 
 class _KeepingExecutor(ThreadPoolExecutor):
@@ -38,6 +73,13 @@ class _KeepingExecutor(ThreadPoolExecutor):
                 self._keep(out)
             return out
 
+        if _inline.get():
+            done: Future[T] = Future()
+            try:
+                done.set_result(work())
+            except BaseException as exc:  # delivered to the awaiting coroutine, as from a thread
+                done.set_exception(exc)
+            return done
         return super().submit(work)
 
     def _keep(self, coro: Coroutine[Any, Any, Any]) -> None:
@@ -74,4 +116,4 @@ def run_calls(coro: Coroutine[Any, Any, T]) -> T:
         executor.close_unstarted()
 
 
-__all__ = ["run_calls"]
+__all__ = ["INLINE_PROVIDERS", "inline_request_building", "run_calls"]

@@ -11,9 +11,10 @@ after another and the replies come back spread out.
 The interval is an EWMA (weight :data:`PACE_ALPHA`) of the CPU time of the process's Python
 threads between two consecutive call starts (:func:`python_cpu_s`; each sample at most
 :data:`PACE_SAMPLE_CAP_S`): over a run this is the CPU per call that competes with the event loop.
-All Python threads, not the event-loop thread alone: litellm builds each request in a worker
-thread (``acompletion`` runs ``completion`` in the loop's default executor), and that thread
-holds the same interpreter lock the loop needs. Not the whole process: the embedded model's
+All Python threads, not the event-loop thread alone: for providers outside
+:data:`~empath_gate.llm.loop.INLINE_PROVIDERS` litellm builds each request in a worker thread
+(``acompletion`` runs ``completion`` in the loop's default executor), and that thread holds the
+same interpreter lock the loop needs. Not the whole process: the embedded model's
 llama.cpp threads compute without the lock (:data:`NATIVE_THREAD_PREFIX`). The
 estimate starts at :data:`PACE_PRIOR_S`, not at 0, because the first round is where the clump
 forms: while every call of a burst is paced, the CPU between two starts cannot exceed the

@@ -21,6 +21,7 @@ from empath_gate.llm.client import (
     register_chat_provider,
     supports_json_schema,
 )
+from empath_gate.llm.loop import run_calls
 from empath_gate.settings import RoleSettings
 from empath_gate.testing import FakeOpenAIServer, FakeRequest, Fault, Reply
 
@@ -366,3 +367,28 @@ def test_backoff_is_exponential_with_full_jitter() -> None:
         delays = [backoff_delay(attempt, rs, rng) for _ in range(200)]
         assert min(delays) >= 0 and max(delays) <= cap
         assert max(delays) > cap * 0.8  # spread over the whole interval
+
+
+def test_an_openai_request_is_built_in_the_loop_thread(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.script(M, "Aquí estoy.")
+    rs = fake_openai.role_settings(M)
+
+    async def call_and_list_workers() -> tuple[str | None, list[str]]:
+        c = await complete("target", rs, MSGS, seed=1, cache=None, cache_extra={"run": 0})
+        return c.content, [t.name for t in threading.enumerate() if t.name.startswith("empath-gate-calls")]
+
+    content, workers = run_calls(call_and_list_workers())
+    assert content == "Aquí estoy." and workers == []  # no hand-over to a worker thread
+
+
+def test_a_registered_providers_function_never_runs_in_the_loop_thread() -> None:
+    ran_in: list[str] = []
+
+    def blocking(model: str, messages: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
+        ran_in.append(threading.current_thread().name)
+        return {"content": "ok", "finish_reason": "stop", "prompt_tokens": 1, "completion_tokens": 1}
+
+    register_chat_provider("openai-lookalike", blocking)
+    rs = RoleSettings(model="openai-lookalike/tiny", retry_base_delay_s=0.01)
+    assert run_calls(complete("target", rs, MSGS, seed=1, cache=None, cache_extra={"run": 0})).content == "ok"
+    assert ran_in and ran_in[0] != threading.main_thread().name

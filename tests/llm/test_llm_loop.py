@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import threading
 import time
 import warnings
 from collections.abc import Callable, Coroutine
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from empath_gate.llm.loop import run_calls
+from empath_gate.llm.loop import INLINE_PROVIDERS, inline_request_building, run_calls
 
 
 async def _provider_request() -> str:
@@ -67,3 +68,44 @@ def test_results_and_errors_pass_through() -> None:
 
     with pytest.raises(ValueError, match="boom"):
         run_calls(fails())
+
+
+async def _builder_thread(provider: str | None) -> int:
+    """The thread that runs a work item litellm would hand to the default executor, inside
+    ``inline_request_building(provider)``."""
+    with inline_request_building(provider):
+        return await asyncio.get_running_loop().run_in_executor(None, threading.get_ident)
+
+
+@pytest.mark.parametrize("provider", sorted(INLINE_PROVIDERS))
+def test_request_building_runs_in_the_loop_thread_for_listed_providers(provider: str) -> None:
+    assert run_calls(_builder_thread(provider)) == threading.get_ident()
+
+
+@pytest.mark.parametrize("provider", ["bedrock", "vertex_ai", "azure", None])
+def test_other_providers_keep_the_worker_thread(provider: str | None) -> None:
+    assert run_calls(_builder_thread(provider)) != threading.get_ident()
+
+
+def test_only_the_runs_own_loop_builds_inline() -> None:
+    assert asyncio.run(_builder_thread("openai")) != threading.get_ident()  # asyncio's executor
+
+
+def test_outside_the_block_work_goes_to_a_worker_thread() -> None:
+    async def after_the_block() -> int:
+        await _builder_thread("openai")
+        return await asyncio.get_running_loop().run_in_executor(None, threading.get_ident)
+
+    assert run_calls(after_the_block()) != threading.get_ident()
+
+
+def test_an_error_raised_inline_reaches_the_caller() -> None:
+    def broken() -> None:
+        raise ValueError("bad parameter")
+
+    async def call() -> None:
+        with inline_request_building("openai"):
+            await asyncio.get_running_loop().run_in_executor(None, broken)
+
+    with pytest.raises(ValueError, match="bad parameter"):
+        run_calls(call())
