@@ -441,8 +441,7 @@ async def complete(
             cache.reject(key)
 
     lib = _lib()
-    provider = _provider_of(settings.model)
-    to_send = mark_cache_prefix(sent, provider) if cache_prefix else sent
+    to_send = mark_cache_prefix(sent, _provider_of(settings.model)) if cache_prefix else sent
     kwargs = _provider_kwargs(settings, to_send, seed=seed, response_format=response_format, headers=headers)
     secrets = [settings.api_key.get_secret_value()] if settings.api_key is not None else []
     # credential headers only: the conversation id or the synthetic-traffic flag an error body
@@ -455,7 +454,7 @@ async def complete(
         reserve = reservation_usd(settings.model, sent, settings.max_tokens)
     meter = Meter(lib, role_name, reserve, lambda r: _cost_of(lib, r, settings))
     try:
-        with inline_request_building(provider):
+        with inline_request_building(_provider_of):
             resp, attempts = await call_with_retries(meter, kwargs, settings, role_name, secrets, events)
     except ProviderError:
         if meter.stopped is not None:  # the budget refused an attempt: not a provider failure

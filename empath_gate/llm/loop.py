@@ -10,20 +10,24 @@ threads joined) it closes those that never started. Nothing is silenced: a corou
 itself forgets to await still warns.
 
 For providers whose request building is computation only (:data:`INLINE_PROVIDERS`), the client
-runs that ``completion`` call in the event-loop thread instead (:func:`inline_request_building`):
-the worker thread gains nothing there (it needs the interpreter lock the loop holds), and each
-call's hand-over to it and back costs two thread wake-ups and lock contention with the loop.
+has that ``completion`` work item run in the event-loop thread instead
+(:func:`inline_request_building`): a worker thread gains nothing there (it needs the interpreter
+lock the loop holds), and each hand-over to it and back costs two thread wake-ups and lock
+contention with the loop. Only that item: every other piece of work handed to the executor
+(DNS lookups, ``asyncio.to_thread``) keeps its worker thread.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import inspect
+import sys
 import threading
 from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -38,23 +42,53 @@ fetch or refresh credentials there with blocking I/O (Bedrock's AWS session, Ver
 auth, Azure's AD token) are not listed: their ``completion`` keeps running in a worker thread,
 so a slow token fetch never stalls the event loop."""
 
-_inline: ContextVar[bool] = ContextVar("empath_gate_inline_build", default=False)
+ProviderOf = Callable[[str], "str | None"]
+"""litellm's provider name of a model string, None when unknown or a provider registered with
+:func:`empath_gate.llm.client.register_chat_provider` (``client._provider_of``)."""
+
+_provider_of: contextvars.ContextVar[ProviderOf | None] = contextvars.ContextVar(
+    "empath_gate_inline_build", default=None
+)
+_warmed: set[str] = set()  # providers whose first request of this process was built in a worker
 
 
 @contextmanager
-def inline_request_building(provider: str | None) -> Iterator[None]:
-    """Within this block, in the current task, work that litellm hands to the loop's default
-    executor runs at once in the calling thread when ``provider`` is in
-    :data:`INLINE_PROVIDERS` and the loop runs under :func:`run_calls`; otherwise (another
-    provider, None, another executor) nothing changes. Tasks created inside the block inherit it."""
-    if provider not in INLINE_PROVIDERS:
-        yield
-        return
-    token = _inline.set(True)
+def inline_request_building(provider_of: ProviderOf) -> Iterator[None]:
+    """Within this block (the current task and the tasks created in it), under :func:`run_calls`,
+    litellm's ``completion`` work item (:func:`litellm_provider`) runs in the event-loop thread
+    when ``provider_of(its model)`` is in :data:`INLINE_PROVIDERS` and that provider's first
+    request of the process has already been built: the first one imports litellm's lazily loaded
+    modules and tokenizer (about 0.1 s for OpenAI, 0.6 s for Anthropic, measured 2026-12-03), so
+    it runs in a worker thread. Every other work item (a DNS lookup, ``asyncio.to_thread``, a
+    registered provider's function, a fallback to an unlisted provider) still runs in a worker
+    thread. Under another loop nothing changes."""
+    token = _provider_of.set(provider_of)
     try:
         yield
     finally:
-        _inline.reset(token)
+        _provider_of.reset(token)
+
+
+def litellm_provider(fn: Callable[..., object], provider_of: ProviderOf) -> str | None:
+    """The provider of the request ``fn`` builds when ``fn`` is the work item litellm's
+    ``acompletion`` hands to the default executor (``partial(Context.run, partial(completion,
+    model=..., ...))``, ``litellm/main.py``), else None. The provider is ``provider_of(model)``
+    of the item's own model, so a fallback model is judged on its own; None when an explicit
+    ``custom_llm_provider`` says otherwise."""
+    main = sys.modules.get("litellm.main")
+    if main is None or not isinstance(fn, functools.partial) or len(fn.args) != 1:
+        return None
+    if not isinstance(getattr(fn.func, "__self__", None), contextvars.Context):
+        return None
+    inner = fn.args[0]
+    if not isinstance(inner, functools.partial) or inner.func is not getattr(main, "completion", None):
+        return None
+    model = inner.keywords.get("model")
+    if not isinstance(model, str):
+        return None
+    name = provider_of(model)
+    explicit = inner.keywords.get("custom_llm_provider")
+    return name if explicit in (None, name) else None
 
 
 class _KeepingExecutor(ThreadPoolExecutor):
@@ -73,14 +107,19 @@ class _KeepingExecutor(ThreadPoolExecutor):
                 self._keep(out)
             return out
 
-        if _inline.get():
+        provider_of = _provider_of.get()
+        provider = None if provider_of is None else litellm_provider(fn, provider_of)
+        if provider in _warmed:
             done: Future[T] = Future()
             try:
                 done.set_result(work())
-            except BaseException as exc:  # delivered to the awaiting coroutine, as from a thread
+            except Exception as exc:  # to the awaiting coroutine; Ctrl-C and exits leave at once
                 done.set_exception(exc)
             return done
-        return super().submit(work)
+        future = super().submit(work)
+        if provider in INLINE_PROVIDERS:
+            future.add_done_callback(lambda _f: _warmed.add(provider))
+        return future
 
     def _keep(self, coro: Coroutine[Any, Any, Any]) -> None:
         with self._lock:
@@ -116,4 +155,4 @@ def run_calls(coro: Coroutine[Any, Any, T]) -> T:
         executor.close_unstarted()
 
 
-__all__ = ["INLINE_PROVIDERS", "inline_request_building", "run_calls"]
+__all__ = ["INLINE_PROVIDERS", "ProviderOf", "inline_request_building", "litellm_provider", "run_calls"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import sys
 import threading
 import time
 from pathlib import Path
@@ -13,11 +14,13 @@ import pytest
 from pydantic import SecretStr
 
 from empath_gate.errors import ProviderError
+from empath_gate.llm import loop
 from empath_gate.llm.cache import Cache
 from empath_gate.llm.client import (
     Completion,
     backoff_delay,
     complete,
+    litellm_module,
     register_chat_provider,
     supports_json_schema,
 )
@@ -369,26 +372,57 @@ def test_backoff_is_exponential_with_full_jitter() -> None:
         assert max(delays) > cap * 0.8  # spread over the whole interval
 
 
-def test_an_openai_request_is_built_in_the_loop_thread(fake_openai: FakeOpenAIServer) -> None:
-    fake_openai.script(M, "Aquí estoy.")
+def test_an_openai_request_is_built_in_the_loop_thread(
+    fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    main = sys.modules[litellm_module().__name__ + ".main"]
+    built_in: list[str] = []
+    completion = main.completion
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        built_in.append(threading.current_thread().name)
+        return completion(*args, **kwargs)
+
+    monkeypatch.setattr(main, "completion", recording)
+    monkeypatch.setattr(loop, "_warmed", set())
+    fake_openai.on(M, "Aquí estoy.")
     rs = fake_openai.role_settings(M)
 
-    async def call_and_list_workers() -> tuple[str | None, list[str]]:
-        c = await complete("target", rs, MSGS, seed=1, cache=None, cache_extra={"run": 0})
-        return c.content, [t.name for t in threading.enumerate() if t.name.startswith("empath-gate-calls")]
+    async def two_calls() -> list[str | None]:
+        return [(await complete("target", rs, MSGS, seed=s, cache=None, cache_extra={"run": 0})).content
+                for s in (1, 2)]
 
-    content, workers = run_calls(call_and_list_workers())
-    assert content == "Aquí estoy." and workers == []  # no hand-over to a worker thread
+    assert run_calls(two_calls()) == ["Aquí estoy.", "Aquí estoy."]
+    assert built_in[0] != "MainThread" and built_in[1] == "MainThread"  # the first warms up in a worker
 
 
-def test_a_registered_providers_function_never_runs_in_the_loop_thread() -> None:
+def test_a_fallback_to_a_registered_provider_runs_in_a_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     ran_in: list[str] = []
 
     def blocking(model: str, messages: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
         ran_in.append(threading.current_thread().name)
         return {"content": "ok", "finish_reason": "stop", "prompt_tokens": 1, "completion_tokens": 1}
 
-    register_chat_provider("openai-lookalike", blocking)
-    rs = RoleSettings(model="openai-lookalike/tiny", retry_base_delay_s=0.01)
+    register_chat_provider("fallbacktest", blocking)
+    monkeypatch.setattr(loop, "_warmed", {"openai"})  # the primary's requests are built inline
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    rs = RoleSettings(model="openai/x", api_base=f"http://127.0.0.1:{closed}/v1", api_key=SecretStr("sk-x"),
+                      max_retries=0, extra={"fallbacks": ["fallbacktest/tiny"]})
     assert run_calls(complete("target", rs, MSGS, seed=1, cache=None, cache_extra={"run": 0})).content == "ok"
-    assert ran_in and ran_in[0] != threading.main_thread().name
+    assert ran_in and "MainThread" not in ran_in
+
+
+def test_a_registered_name_is_never_a_listed_provider(monkeypatch: pytest.MonkeyPatch) -> None:
+    from empath_gate.llm import client
+
+    client._provider_of.cache_clear()
+    assert client._provider_of("groq/llama-3") == "groq"
+    monkeypatch.setitem(client._providers, "groq", lambda *a, **k: {})
+    client._provider_of.cache_clear()
+    try:
+        assert client._provider_of("groq/llama-3") is None  # its function may block: a worker thread
+    finally:
+        monkeypatch.undo()
+        client._provider_of.cache_clear()

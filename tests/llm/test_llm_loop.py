@@ -6,16 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import functools
 import gc
+import sys
 import threading
 import time
+import types
 import warnings
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 import pytest
 
-from empath_gate.llm.loop import INLINE_PROVIDERS, inline_request_building, run_calls
+from empath_gate.llm import loop
+from empath_gate.llm.loop import inline_request_building, run_calls
 
 
 async def _provider_request() -> str:
@@ -70,42 +75,89 @@ def test_results_and_errors_pass_through() -> None:
         run_calls(fails())
 
 
-async def _builder_thread(provider: str | None) -> int:
-    """The thread that runs a work item litellm would hand to the default executor, inside
-    ``inline_request_building(provider)``."""
-    with inline_request_building(provider):
-        return await asyncio.get_running_loop().run_in_executor(None, threading.get_ident)
+def _providers(model: str) -> str | None:
+    return {"openai/x": "openai", "anthropic/y": "anthropic", "bedrock/z": "bedrock"}.get(model)
 
 
-@pytest.mark.parametrize("provider", sorted(INLINE_PROVIDERS))
-def test_request_building_runs_in_the_loop_thread_for_listed_providers(provider: str) -> None:
-    assert run_calls(_builder_thread(provider)) == threading.get_ident()
+@pytest.fixture
+def fake_litellm(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """litellm's ``main`` module as far as the executor looks at it: a ``completion`` function
+    (here recording the thread it runs in); every provider cold."""
+    threads: list[str] = []
+
+    def completion(**_kwargs: Any) -> str:
+        threads.append(threading.current_thread().name)
+        return "request"
+
+    monkeypatch.setitem(sys.modules, "litellm.main", types.SimpleNamespace(completion=completion))
+    monkeypatch.setattr(loop, "_warmed", set())
+    return threads
 
 
-@pytest.mark.parametrize("provider", ["bedrock", "vertex_ai", "azure", None])
-def test_other_providers_keep_the_worker_thread(provider: str | None) -> None:
-    assert run_calls(_builder_thread(provider)) != threading.get_ident()
+def _litellm_item(**keywords: Any) -> Callable[[], Any]:
+    """The work item litellm's ``acompletion`` hands to the default executor."""
+    main = sys.modules["litellm.main"]
+    return functools.partial(contextvars.copy_context().run, functools.partial(main.completion, **keywords))
 
 
-def test_only_the_runs_own_loop_builds_inline() -> None:
-    assert asyncio.run(_builder_thread("openai")) != threading.get_ident()  # asyncio's executor
+async def _build(times: int, **keywords: Any) -> None:
+    with inline_request_building(_providers):
+        for _ in range(times):
+            await asyncio.get_running_loop().run_in_executor(None, _litellm_item(**keywords))
 
 
-def test_outside_the_block_work_goes_to_a_worker_thread() -> None:
-    async def after_the_block() -> int:
-        await _builder_thread("openai")
-        return await asyncio.get_running_loop().run_in_executor(None, threading.get_ident)
+@pytest.mark.parametrize("model", ["openai/x", "anthropic/y"])
+def test_a_listed_providers_requests_are_built_in_the_loop_thread_after_the_first(
+    fake_litellm: list[str], model: str
+) -> None:
+    run_calls(_build(3, model=model))
+    assert fake_litellm[0] != "MainThread"  # the first: lazy imports and tokenizer, in a worker
+    assert fake_litellm[1:] == ["MainThread", "MainThread"]
 
-    assert run_calls(after_the_block()) != threading.get_ident()
+
+@pytest.mark.parametrize(
+    "keywords",
+    [{"model": "bedrock/z"}, {"model": "unknown/w"}, {"model": "openai/x", "custom_llm_provider": "azure"}],
+)
+def test_other_providers_keep_the_worker_thread(fake_litellm: list[str], keywords: dict[str, Any]) -> None:
+    run_calls(_build(3, **keywords))
+    assert len(fake_litellm) == 3 and "MainThread" not in fake_litellm
 
 
-def test_an_error_raised_inline_reaches_the_caller() -> None:
-    def broken() -> None:
+def test_only_litellms_request_building_runs_inline(fake_litellm: list[str]) -> None:
+    async def other_work() -> list[int]:
+        await _build(2, model="openai/x")  # warm
+        with inline_request_building(_providers):
+            loop_ = asyncio.get_running_loop()
+            return [
+                await loop_.run_in_executor(None, threading.get_ident),
+                await asyncio.to_thread(threading.get_ident),
+                await loop_.run_in_executor(None, functools.partial(threading.get_ident)),
+            ]
+
+    assert threading.get_ident() not in run_calls(other_work())
+    assert fake_litellm[1] == "MainThread"
+
+
+def test_only_the_runs_own_loop_builds_inline(fake_litellm: list[str]) -> None:
+    asyncio.run(_build(3, model="openai/x"))  # asyncio's own executor
+    assert "MainThread" not in fake_litellm
+
+
+def test_outside_the_block_requests_go_to_a_worker_thread(fake_litellm: list[str]) -> None:
+    async def after_the_block() -> None:
+        await _build(2, model="openai/x")
+        await asyncio.get_running_loop().run_in_executor(None, _litellm_item(model="openai/x"))
+
+    run_calls(after_the_block())
+    assert fake_litellm[1] == "MainThread" and fake_litellm[2] != "MainThread"
+
+
+def test_an_error_raised_inline_reaches_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    def completion(**_kwargs: Any) -> str:
         raise ValueError("bad parameter")
 
-    async def call() -> None:
-        with inline_request_building("openai"):
-            await asyncio.get_running_loop().run_in_executor(None, broken)
-
+    monkeypatch.setitem(sys.modules, "litellm.main", types.SimpleNamespace(completion=completion))
+    monkeypatch.setattr(loop, "_warmed", {"openai"})
     with pytest.raises(ValueError, match="bad parameter"):
-        run_calls(call())
+        run_calls(_build(1, model="openai/x"))
