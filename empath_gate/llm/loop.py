@@ -39,8 +39,8 @@ INLINE_PROVIDERS = frozenset({"openai", "anthropic", "openrouter", "groq", "mist
 async path, only maps parameters and builds the provider request (project reading of litellm's
 provider handlers: an API key or a bearer header, no credential exchange). Providers that may
 fetch or refresh credentials there with blocking I/O (Bedrock's AWS session, Vertex AI's Google
-auth, Azure's AD token) are not listed: their ``completion`` keeps running in a worker thread,
-so a slow token fetch never stalls the event loop."""
+auth) are not listed, nor is Azure: their synchronous ``completion`` step keeps running in a
+worker thread, as litellm runs it."""
 
 ProviderOf = Callable[[str], "str | None"]
 """litellm's provider name of a model string, None when unknown or a provider registered with
@@ -69,12 +69,19 @@ def inline_request_building(provider_of: ProviderOf) -> Iterator[None]:
         _provider_of.reset(token)
 
 
+_ROUTING_KEYWORDS = ("deployment_id", "azure", "model_list")
+"""``completion`` keywords with which litellm picks the route itself (Azure, a model list), so the
+model's provider name does not tell which handler builds the request (``litellm/main.py``)."""
+
+
 def litellm_provider(fn: Callable[..., object], provider_of: ProviderOf) -> str | None:
     """The provider of the request ``fn`` builds when ``fn`` is the work item litellm's
     ``acompletion`` hands to the default executor (``partial(Context.run, partial(completion,
     model=..., ...))``, ``litellm/main.py``), else None. The provider is ``provider_of(model)``
     of the item's own model, so a fallback model is judged on its own; None when an explicit
-    ``custom_llm_provider`` says otherwise."""
+    ``custom_llm_provider`` says otherwise, when litellm routes the call itself
+    (:data:`_ROUTING_KEYWORDS`, ``litellm.model_alias_map``) and when the item is not on the
+    async route (``acompletion=True``). Anything it does not recognise is None: a worker thread."""
     main = sys.modules.get("litellm.main")
     if main is None or not isinstance(fn, functools.partial) or len(fn.args) != 1:
         return None
@@ -83,12 +90,24 @@ def litellm_provider(fn: Callable[..., object], provider_of: ProviderOf) -> str 
     inner = fn.args[0]
     if not isinstance(inner, functools.partial) or inner.func is not getattr(main, "completion", None):
         return None
-    model = inner.keywords.get("model")
-    if not isinstance(model, str):
-        return None
+    keywords = inner.keywords
+    model = keywords.get("model")
+    if not isinstance(model, str) or keywords.get("acompletion") is not True:
+        return None  # only the async route's request building, never a whole blocking request
+    if any(keywords.get(name) for name in _ROUTING_KEYWORDS) or getattr(
+        sys.modules.get("litellm"), "model_alias_map", None
+    ):
+        return None  # litellm re-routes the call inside ``completion``: the model does not tell
     name = provider_of(model)
     explicit = inner.keywords.get("custom_llm_provider")
     return name if explicit in (None, name) else None
+
+
+def _warm(provider: str, future: Future[Any]) -> None:
+    """Mark ``provider`` warm once a request of it was built in a worker (not when the work item
+    was cancelled before it ran or failed, so its lazy imports may not have happened)."""
+    if not future.cancelled() and future.exception() is None:
+        _warmed.add(provider)
 
 
 class _KeepingExecutor(ThreadPoolExecutor):
@@ -118,7 +137,7 @@ class _KeepingExecutor(ThreadPoolExecutor):
             return done
         future = super().submit(work)
         if provider in INLINE_PROVIDERS:
-            future.add_done_callback(lambda _f: _warmed.add(provider))
+            future.add_done_callback(lambda f: _warm(provider, f))
         return future
 
     def _keep(self, coro: Coroutine[Any, Any, Any]) -> None:

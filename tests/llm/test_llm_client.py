@@ -396,14 +396,20 @@ def test_an_openai_request_is_built_in_the_loop_thread(
     assert built_in[0] != "MainThread" and built_in[1] == "MainThread"  # the first warms up in a worker
 
 
-def test_a_fallback_to_a_registered_provider_runs_in_a_worker(monkeypatch: pytest.MonkeyPatch) -> None:
-    ran_in: list[str] = []
+def test_a_fallback_to_a_registered_provider_is_built_in_a_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    main = sys.modules[litellm_module().__name__ + ".main"]
+    built_in: dict[str, str] = {}
+    completion = main.completion
 
-    def blocking(model: str, messages: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
-        ran_in.append(threading.current_thread().name)
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        built_in[kwargs["model"]] = threading.current_thread().name
+        return completion(*args, **kwargs)
+
+    def answer(model: str, messages: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
         return {"content": "ok", "finish_reason": "stop", "prompt_tokens": 1, "completion_tokens": 1}
 
-    register_chat_provider("fallbacktest", blocking)
+    register_chat_provider("fallbacktest", answer)
+    monkeypatch.setattr(main, "completion", recording)
     monkeypatch.setattr(loop, "_warmed", {"openai"})  # the primary's requests are built inline
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -411,7 +417,8 @@ def test_a_fallback_to_a_registered_provider_runs_in_a_worker(monkeypatch: pytes
     rs = RoleSettings(model="openai/x", api_base=f"http://127.0.0.1:{closed}/v1", api_key=SecretStr("sk-x"),
                       max_retries=0, extra={"fallbacks": ["fallbacktest/tiny"]})
     assert run_calls(complete("target", rs, MSGS, seed=1, cache=None, cache_extra={"run": 0})).content == "ok"
-    assert ran_in and "MainThread" not in ran_in
+    assert built_in["openai/x"] == "MainThread"
+    assert built_in["fallbacktest/tiny"] != "MainThread"  # judged by its own model: registered
 
 
 def test_a_registered_name_is_never_a_listed_provider(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,6 +15,7 @@ import time
 import types
 import warnings
 from collections.abc import Callable, Coroutine
+from concurrent.futures import Future
 from typing import Any
 
 import pytest
@@ -97,6 +98,7 @@ def fake_litellm(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def _litellm_item(**keywords: Any) -> Callable[[], Any]:
     """The work item litellm's ``acompletion`` hands to the default executor."""
     main = sys.modules["litellm.main"]
+    keywords.setdefault("acompletion", True)
     return functools.partial(contextvars.copy_context().run, functools.partial(main.completion, **keywords))
 
 
@@ -117,7 +119,15 @@ def test_a_listed_providers_requests_are_built_in_the_loop_thread_after_the_firs
 
 @pytest.mark.parametrize(
     "keywords",
-    [{"model": "bedrock/z"}, {"model": "unknown/w"}, {"model": "openai/x", "custom_llm_provider": "azure"}],
+    [
+        {"model": "bedrock/z"},
+        {"model": "unknown/w"},
+        {"model": "openai/x", "custom_llm_provider": "azure"},
+        {"model": "openai/x", "azure": True},
+        {"model": "openai/x", "deployment_id": "dep"},
+        {"model": "openai/x", "model_list": [{"model_name": "openai/x"}]},
+        {"model": "openai/x", "acompletion": False},
+    ],
 )
 def test_other_providers_keep_the_worker_thread(fake_litellm: list[str], keywords: dict[str, Any]) -> None:
     run_calls(_build(3, **keywords))
@@ -161,3 +171,18 @@ def test_an_error_raised_inline_reaches_the_caller(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(loop, "_warmed", {"openai"})
     with pytest.raises(ValueError, match="bad parameter"):
         run_calls(_build(1, model="openai/x"))
+
+
+def test_a_first_request_that_never_ran_warms_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(loop, "_warmed", set())
+    cancelled: Future[str] = Future()
+    cancelled.cancel()
+    failed: Future[str] = Future()
+    failed.set_exception(ImportError("lazy import failed"))
+    built: Future[str] = Future()
+    built.set_result("request")
+    loop._warm("anthropic", cancelled)
+    loop._warm("anthropic", failed)
+    assert loop._warmed == set()
+    loop._warm("anthropic", built)
+    assert loop._warmed == {"anthropic"}
