@@ -93,9 +93,24 @@ def configure_limits(limits: InputLimits | None) -> None:
     _configured = limits
 
 
+_LIMIT_VARIABLES = tuple(f"EMPATH_{name.upper()}" for name in InputLimits.model_fields)
+_from_environment: tuple[tuple[str | None, ...], InputLimits] | None = None
+"""The last limits read from the environment and the raw ``EMPATH_*`` values they came from."""
+
+
 def current_limits() -> InputLimits:
-    """The limits set by :func:`configure_limits`, else the defaults with ``EMPATH_*`` applied."""
-    return _configured if _configured is not None else InputLimits.from_env()
+    """The limits set by :func:`configure_limits`, else the defaults with ``EMPATH_*`` applied
+    (read on every call; the limits are built again only when a variable changed)."""
+    global _from_environment
+    if _configured is not None:
+        return _configured
+    raw = tuple(os.environ.get(n) for n in _LIMIT_VARIABLES)
+    last = _from_environment
+    if last is not None and last[0] == raw:
+        return last[1]
+    limits = InputLimits.from_env({n: v for n, v in zip(_LIMIT_VARIABLES, raw, strict=True) if v is not None})
+    _from_environment = (raw, limits)
+    return limits
 
 
 class InputLimitError(ConfigError):
@@ -273,6 +288,8 @@ def well_formed(text: str) -> str:
     in the next request or written. A pair split over two JSON documents (two streamed
     events) is joined when they are decoded with ``keep_surrogates`` (:func:`loads_json`) and
     their texts joined before this runs."""
+    if text.isascii():  # no surrogate; no copy made (most texts, every cache key)
+        return text
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -303,6 +320,15 @@ def well_formed_tree(value: Any) -> Any:
     """``value`` (parsed JSON: dicts, lists, tuples, scalars) with :func:`well_formed` applied
     to every string, keys included (a dict comes back a plain dict, a list a list, a tuple a
     tuple); other values (numbers, objects) as they are."""
+    kind = type(value)  # exact types first: they answer most values without a subclass check
+    if kind is str:
+        return well_formed(value)
+    if kind is dict:
+        return {(well_formed(k) if type(k) is str else k): (well_formed(v) if type(v) is str
+                                                             else well_formed_tree(v))
+                for k, v in value.items()}
+    if kind is int or kind is float or kind is bool or value is None:
+        return value
     if isinstance(value, str):
         return well_formed(value)
     if isinstance(value, dict):

@@ -35,7 +35,6 @@ that quotes a provider key is stored with ``<redacted>`` in its place).
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import os
@@ -76,21 +75,43 @@ def _check_no_secrets(value: object, where: str) -> None:
     """Raise ValueError when any mapping key (at any depth) is credential-named."""
     if isinstance(value, Mapping):
         for k, v in value.items():
-            if isinstance(k, str) and _secret_name(k):
-                raise ValueError(f"{where}: field {k!r} looks like a credential and is never cached")
-            if type(v) is not str and isinstance(v, (Mapping, list, tuple)):  # str: the common leaf
+            if isinstance(k, str):
+                secret = _SECRET_NAMES.get(k)
+                if secret is None:
+                    secret = _secret_name(k)
+                if secret:
+                    raise ValueError(f"{where}: field {k!r} looks like a credential and is never cached")
+            if _container(v):
                 _check_no_secrets(v, where)
     elif isinstance(value, (list, tuple)):
         for v in value:
-            if type(v) is not str and isinstance(v, (Mapping, list, tuple)):
+            if _container(v):
                 _check_no_secrets(v, where)
 
 
-@functools.lru_cache(maxsize=1024)
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+_SECRET_NAMES: dict[str, bool] = {}
+"""Field name -> credential-named, for the names seen so far (at most :data:`_NAMES_KEPT`)."""
+_NAMES_KEPT = 1024
+
+
+def _container(value: object) -> bool:
+    """Whether ``value`` is a mapping, list or tuple (exact leaf types answered without the
+    abstract-class check, which costs more than the rest of the walk)."""
+    kind = type(value)
+    if kind in _LEAVES:
+        return False
+    return kind is dict or kind is list or kind is tuple or isinstance(value, (Mapping, list, tuple))
+
+
 def _secret_name(name: str) -> bool:
-    """:func:`~empath_gate.settings.is_secret_name`, remembered: the same few field names
-    (``role``, ``content``…) come back in every key and value."""
-    return is_secret_name(name)
+    """:func:`~empath_gate.settings.is_secret_name`, remembered for the first
+    :data:`_NAMES_KEPT` names: the same few field names (``role``, ``content``…) come back in
+    every key and value."""
+    secret = is_secret_name(name)
+    if len(_SECRET_NAMES) < _NAMES_KEPT:
+        _SECRET_NAMES[name] = secret
+    return secret
 
 
 def cache_key(key_parts: Mapping[str, object]) -> str:

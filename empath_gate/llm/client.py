@@ -400,7 +400,7 @@ async def complete(
     role_name = _checked_call(role, settings, cache_extra)
     accept = usable or usable_by_default(role)
     norm = normalize_messages(messages, rules_for(settings.model, system_role=settings.system_role))
-    sent = [well_formed_tree(dict(m)) for m in norm.messages]  # a surrogate left anywhere: U+FFFD
+    sent = [well_formed_tree(m) for m in norm.messages]  # new dicts; a surrogate left anywhere: U+FFFD
     events: list[Event] = []
     if norm.system_folded:
         events.append(Event(kind="system_folded", role=role_name, detail={"model": settings.model}))

@@ -151,4 +151,5 @@ def normalize_messages(
 
     if not msgs:
         raise ValueError("no message left to send: every message had empty content")
-    return Normalized(messages=tuple(msgs), system_folded=folded, changes=tuple(changes))
+    # built here from checked parts: no second validation pass (it would copy every message)
+    return Normalized.model_construct(messages=tuple(msgs), system_folded=folded, changes=tuple(changes))

@@ -119,6 +119,23 @@ def test_limits_from_the_environment_and_from_settings(monkeypatch: pytest.Monke
     assert bounded.current_limits().max_field_chars == 12
 
 
+def test_limits_follow_every_change_of_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The limits built from the environment are reused only while no variable changed."""
+    monkeypatch.delenv("EMPATH_MAX_FIELD_CHARS", raising=False)
+    default = bounded.current_limits()
+    assert bounded.current_limits() is default and default == InputLimits()
+    monkeypatch.setenv("EMPATH_MAX_FIELD_CHARS", "12")
+    assert bounded.current_limits().max_field_chars == 12
+    monkeypatch.setenv("EMPATH_MAX_FIELD_CHARS", "13")
+    assert bounded.current_limits().max_field_chars == 13
+    monkeypatch.setenv("EMPATH_MAX_FIELD_CHARS", "lots")
+    for _ in range(2):  # a bad value is refused every time, never remembered as the last good one
+        with pytest.raises(ConfigError, match="EMPATH_MAX_FIELD_CHARS: 'lots' is not an integer"):
+            bounded.current_limits()
+    monkeypatch.delenv("EMPATH_MAX_FIELD_CHARS")
+    assert bounded.current_limits() == default
+
+
 def test_command_readers_go_through_the_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EMPATH_MAX_FIELD_CHARS", "20")
     results = tmp_path / "results.json"

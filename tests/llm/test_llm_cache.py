@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -72,6 +73,19 @@ def test_credentials_are_never_keyed_or_stored(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="credential"):
         cache.put(cache_key(BASE), {"content": "x", "headers": {"Authorization": "Bearer x"}})
     assert cache.entries() == {} and not list(tmp_path.rglob("*.seg"))
+
+
+@pytest.mark.parametrize("nested", [
+    MappingProxyType({"token": "x"}),  # a mapping that is not a dict
+    ({"role": "user"}, {"password": "x"}),  # a tuple of dicts
+    [[{"Client_Secret": "x"}]],  # lists in a list
+    {"ok": [1, 2.5, True, None, "s", {"inner": {"api-key": "x"}}]},  # leaves before the mapping
+])
+def test_a_credential_name_at_any_depth_and_in_any_container_is_refused(nested: object) -> None:
+    for _ in range(2):  # the second time the field names are remembered
+        with pytest.raises(ValueError, match="credential"):
+            cache_key({**BASE, "params": {"deep": nested}})
+    assert cache_key({**BASE, "params": {"deep": [{"role": ("user",)}, 1, None]}})  # no credential name
 
 
 def test_use_mode_round_trip(tmp_path: Path) -> None:
