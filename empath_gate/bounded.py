@@ -324,9 +324,8 @@ def well_formed_tree(value: Any) -> Any:
     if kind is str:
         return well_formed(value)
     if kind is dict:
-        return {(well_formed(k) if type(k) is str else k): (well_formed(v) if type(v) is str
-                                                             else well_formed_tree(v))
-                for k, v in value.items()}
+        return {(well_formed(k) if isinstance(k, str) else k):
+                (well_formed(v) if type(v) is str else well_formed_tree(v)) for k, v in value.items()}
     if kind is int or kind is float or kind is bool or value is None:
         return value
     if isinstance(value, str):

@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 from conv_support import TARGET, model_settings, specs
 
-from empath_gate.bounded import InputLimits, check_body, loads_json, well_formed
+from empath_gate.bounded import InputLimits, check_body, loads_json, well_formed, well_formed_tree
 from empath_gate.conversation.engine import generate_sync
 from empath_gate.conversation.feeling import split_auditor_reply
 from empath_gate.conversation.target import CallableTarget, make_target
@@ -35,6 +36,18 @@ def test_well_formed_replaces_each_lone_surrogate_and_joins_pairs() -> None:
     assert well_formed("\ud83d" + "\ude00") == "😀"  # a pair, e.g. joined from two plain-text pieces
     assert well_formed(CUT).encode("utf-8") == KEPT.encode("utf-8")
     assert check_body(CUT, "target reply", InputLimits()) == KEPT
+
+
+def test_well_formed_tree_cleans_every_string_in_any_container_and_keeps_other_values() -> None:
+    class Name(str):
+        pass
+
+    ascii_text = "plain ascii"
+    assert well_formed(ascii_text) is ascii_text
+    tree = {Name("k\ud83d"): ("a\udc00", [None, True, 2, 2.5, {"x": Name("\ud83d")}]), 3: "ok"}
+    assert well_formed_tree(tree) == {"k\ufffd": ("a\ufffd", [None, True, 2, 2.5, {"x": "\ufffd"}]), 3: "ok"}
+    proxy = MappingProxyType({"m": ["\ud83d"]})  # a mapping that is not a dict is left as it is
+    assert well_formed_tree([proxy]) == [proxy]
 
 
 def test_decoded_json_has_no_surrogate_in_values_or_keys() -> None:
