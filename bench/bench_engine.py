@@ -48,7 +48,10 @@ and is larger at times: seeded pairs measured that day differed by -1.55 to +4.1
 The CPU target is decided on the pairs' differences: their mean and its 90 % Student-t interval
 (:func:`cpu_verdict`), "met" or "NOT met" only when the interval is wholly on one side of +1 ms,
 else "cannot tell" with the pairs that would decide. The load average is printed before and
-after.
+after, and before the rows the CPU this machine charges for one idle event-loop wake-up
+(:func:`wake_up_charge_us`): pacing spreads the engine's replies, so its loop wakes more often
+than bare litellm's, and on the 2-core VMs measured each wake-up after 8 ms idle costs about
+0.15 ms of CPU.
 
 Printed per row: wall time, its ratio to the ideal, client CPU per call (user+system time of the
 child, litellm's threads included, divided by calls), peak RSS, RSS after 25/50/75/100 % of the
@@ -466,6 +469,8 @@ def main() -> None:
         f"{conc} calls in flight, fake server latency {lat:g} s, {os.cpu_count()} CPUs"
     )
     print(f"load average before: {_load()}")
+    print(f"an idle event-loop wake-up after {WAKE_PERIOD_S * 1000:g} ms costs this process "
+          f"{wake_up_charge_us():.0f} us of CPU (200 x asyncio.sleep; pacing adds wake-ups)")
     print(
         f"ideal (calls x latency / concurrency, at least {TURNS} x latency) = {ideal:.2f} s; "
         f"bound with {conc} transcript slots instead of call slots = {bound:.2f} s"
@@ -563,6 +568,28 @@ def cpu_verdict(diffs: list[float], limit: float = CPU_LIMIT_MS, confidence: flo
         f"about {math.ceil((t * sd / gap) ** 2)} pairs would decide a mean this far from it "
         f"(--repeat)")
     return f"cannot tell ({figures} contains +{limit:g} ms; {need})"
+
+
+WAKE_PERIOD_S = 0.008
+"""The idle gap before each probed wake-up (:func:`wake_up_charge_us`), seconds: about the
+pacing interval of the engine row (:data:`empath_gate.llm.pacing.PACE_PRIOR_S`)."""
+
+
+def wake_up_charge_us(wakes: int = 200, period_s: float = WAKE_PERIOD_S) -> float:
+    """The CPU time this machine charges one event-loop wake-up after ``period_s`` seconds idle,
+    in microseconds: user + system time of ``wakes`` ``asyncio.sleep(period_s)`` calls in a fresh
+    loop doing nothing else (its start left out), divided by ``wakes``. On the 2-core VMs of 2026-12-04 it
+    was 167 to 176 us at 8 ms (1,000 wake-ups): every extra wake-up of a row costs it that
+    much CPU, whatever the row's own work."""
+
+    async def idle() -> float:
+        await asyncio.sleep(period_s)  # the loop's own start is not a wake-up
+        cpu0 = _cpu()
+        for _ in range(wakes):
+            await asyncio.sleep(period_s)
+        return (_cpu() - cpu0) / wakes * 1e6
+
+    return asyncio.run(idle())
 
 
 def _load() -> str:
