@@ -76,7 +76,7 @@ def _check_no_secrets(value: object, where: str) -> None:
     if isinstance(value, Mapping):
         for k, v in value.items():
             if isinstance(k, str):
-                secret = _SECRET_NAMES.get(k)
+                secret = _SECRET_NAMES.get(k) if type(k) is str else None
                 if secret is None:
                     secret = _secret_name(k)
                 if secret:
@@ -91,7 +91,8 @@ def _check_no_secrets(value: object, where: str) -> None:
 
 _LEAVES = frozenset({str, int, float, bool, type(None)})
 _SECRET_NAMES: dict[str, bool] = {}
-"""Field name -> credential-named, for the names seen so far (at most :data:`_NAMES_KEPT`)."""
+"""Field name (plain ``str`` only) -> credential-named, for the names seen so far (about
+:data:`_NAMES_KEPT` at most: threads may add a few past it)."""
 _NAMES_KEPT = 1024
 
 
@@ -106,10 +107,10 @@ def _container(value: object) -> bool:
 
 def _secret_name(name: str) -> bool:
     """:func:`~empath_gate.settings.is_secret_name`, remembered for the first
-    :data:`_NAMES_KEPT` names: the same few field names (``role``, ``content``…) come back in
-    every key and value."""
+    :data:`_NAMES_KEPT` plain-``str`` names: the same few field names (``role``, ``content``…)
+    come back in every key and value."""
     secret = is_secret_name(name)
-    if len(_SECRET_NAMES) < _NAMES_KEPT:
+    if type(name) is str and len(_SECRET_NAMES) < _NAMES_KEPT:
         _SECRET_NAMES[name] = secret
     return secret
 

@@ -151,5 +151,9 @@ def normalize_messages(
 
     if not msgs:
         raise ValueError("no message left to send: every message had empty content")
-    # built here from checked parts: no second validation pass (it would copy every message)
+    for i, m in enumerate(msgs):  # what validating the model would check, without copying every message
+        if not all(type(k) is str for k in m):
+            if not all(isinstance(k, str) for k in m):
+                raise ValueError(f"message {i}: every field name must be a string, not {list(m)!r}")
+            msgs[i] = {str.__str__(k): v for k, v in m.items()}  # a str subclass (an enum) as plain str
     return Normalized.model_construct(messages=tuple(msgs), system_folded=folded, changes=tuple(changes))

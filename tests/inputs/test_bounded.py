@@ -121,7 +121,8 @@ def test_limits_from_the_environment_and_from_settings(monkeypatch: pytest.Monke
 
 def test_limits_follow_every_change_of_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """The limits built from the environment are reused only while no variable changed."""
-    monkeypatch.delenv("EMPATH_MAX_FIELD_CHARS", raising=False)
+    for name in bounded._LIMIT_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
     default = bounded.current_limits()
     assert bounded.current_limits() is default and default == InputLimits()
     monkeypatch.setenv("EMPATH_MAX_FIELD_CHARS", "12")

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from empath_gate.llm import cache as cache_module
 from empath_gate.llm.cache import CACHE_FORMAT, Cache, cache_key, canonical_json
 
 BASE: dict[str, Any] = {
@@ -81,10 +82,14 @@ def test_credentials_are_never_keyed_or_stored(tmp_path: Path) -> None:
     [[{"Client_Secret": "x"}]],  # lists in a list
     {"ok": [1, 2.5, True, None, "s", {"inner": {"api-key": "x"}}]},  # leaves before the mapping
 ])
-def test_a_credential_name_at_any_depth_and_in_any_container_is_refused(nested: object) -> None:
+def test_a_credential_name_at_any_depth_and_in_any_container_is_refused(
+    nested: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cache_module, "_SECRET_NAMES", {})
     for _ in range(2):  # the second time the field names are remembered
         with pytest.raises(ValueError, match="credential"):
             cache_key({**BASE, "params": {"deep": nested}})
+        assert cache_module._SECRET_NAMES  # the names seen are remembered
     assert cache_key({**BASE, "params": {"deep": [{"role": ("user",)}, 1, None]}})  # no credential name
 
 

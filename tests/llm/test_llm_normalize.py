@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import enum
+
 import pytest
 
 from empath_gate.llm.normalize import OPENING_USER_TEXT, ProviderRules, normalize_messages, rules_for
@@ -81,6 +83,20 @@ def test_adds_opening_user_turn_where_required() -> None:
 def test_everything_empty_is_an_error() -> None:
     with pytest.raises(ValueError, match="no message left"):
         normalize_messages([m("user", ""), m("assistant", None)], ProviderRules())
+
+
+def test_field_names_must_be_strings_and_come_back_plain() -> None:
+    class Field(str, enum.Enum):
+        ROLE = "role"
+        CONTENT = "content"
+
+    with pytest.raises(ValueError, match="message 0: every field name must be a string"):
+        normalize_messages([{"role": "user", "content": "hi", 1: "x"}], ProviderRules())
+    out = normalize_messages([{Field.ROLE: "user", Field.CONTENT: "hi"}], ProviderRules()).messages
+    assert out == ({"role": "user", "content": "hi"},)
+    assert [type(k) for k in out[0]] == [str, str]
+    given = m("user", "hi")
+    assert normalize_messages([given], ProviderRules()).messages[0] is not given  # never the caller's dict
 
 
 @pytest.mark.parametrize(
