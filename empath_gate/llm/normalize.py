@@ -103,7 +103,8 @@ def normalize_messages(
 
     Never mutates the input; returns copies. Merging applies to string contents only (other
     content shapes are left as separate messages). Raises ValueError when nothing is left to
-    send (every message was empty).
+    send (every message was empty) and when a message has a field name that is not a string
+    (names of a ``str`` subclass, such as a string enum, come back as plain ``str``).
     """
     changes: list[str] = []
     msgs = [dict(m) for m in messages if not _is_empty(m)]
