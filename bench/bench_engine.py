@@ -50,7 +50,7 @@ The CPU target is decided on the pairs' differences: their mean and its 90 % Stu
 else "cannot tell" with the pairs that would decide. The load average is printed before and
 after, and before the rows the CPU this machine charges for one idle event-loop wake-up
 (:func:`wake_up_charge_us`): pacing spreads the engine's replies, so its loop wakes more often
-than bare litellm's, and on the 2-core VMs measured each wake-up after 8 ms idle costs 150 to
+than bare litellm's, and on the 2-core VMs measured each wake-up after 8 ms idle costs 97 to
 180 us of CPU.
 
 Printed per row: wall time, its ratio to the ideal, client CPU per call (user+system time of the
@@ -579,7 +579,7 @@ def wake_up_charge_us(wakes: int = 200, period_s: float = WAKE_PERIOD_S) -> floa
     """The CPU time this machine charges one event-loop wake-up after ``period_s`` seconds idle,
     in microseconds: user + system time of ``wakes`` ``asyncio.sleep(period_s)`` calls in a fresh
     loop doing nothing else (its start left out), divided by ``wakes``. On the 2-core VMs of
-    2026-12-04 it was 150 to 180 us at 8 ms (runs of 200 and 1,000 wake-ups): every extra
+    2026-12-04 it was 97 to 180 us at 8 ms (runs of 200 and 1,000 wake-ups): every extra
     wake-up of a row costs it that much CPU, whatever the row's own work."""
 
     async def idle() -> float:
