@@ -69,17 +69,17 @@ class InputLimits(BaseModel):
         ``os.environ``) applied; ConfigError naming the variable when it is not a positive integer."""
         env = os.environ if env is None else env
         values: dict[str, int] = {}
-        for name in cls.model_fields:
-            raw = env.get(f"EMPATH_{name.upper()}")
+        for name, variable in zip(cls.model_fields, _LIMIT_VARIABLES, strict=True):
+            raw = env.get(variable)
             if raw is None or not raw.strip():
                 continue
             try:
                 values[name] = int(raw)
             except ValueError:
-                raise ConfigError(f"environment variable EMPATH_{name.upper()}: {raw!r} is not an integer; "
+                raise ConfigError(f"environment variable {variable}: {raw!r} is not an integer; "
                                   "set a positive whole number") from None
             if values[name] < 1:
-                raise ConfigError(f"environment variable EMPATH_{name.upper()}: must be at least 1")
+                raise ConfigError(f"environment variable {variable}: must be at least 1")
         return cls(**values)
 
 
@@ -94,6 +94,7 @@ def configure_limits(limits: InputLimits | None) -> None:
 
 
 _LIMIT_VARIABLES = tuple(f"EMPATH_{name.upper()}" for name in InputLimits.model_fields)
+"""The environment variable of each field of :class:`InputLimits`, in field order."""
 _from_environment: tuple[tuple[str | None, ...], InputLimits] | None = None
 """The last limits read from the environment and the raw ``EMPATH_*`` values they came from."""
 
@@ -320,18 +321,11 @@ def well_formed_tree(value: Any) -> Any:
     """``value`` (parsed JSON: dicts, lists, tuples, scalars) with :func:`well_formed` applied
     to every string, keys included (a dict comes back a plain dict, a list a list, a tuple a
     tuple); other values (numbers, objects) as they are."""
-    kind = type(value)  # exact types first: they answer most values without a subclass check
-    if kind is str:
-        return well_formed(value)
-    if kind is dict:
-        return {(well_formed(k) if isinstance(k, str) else k):
-                (well_formed(v) if type(v) is str else well_formed_tree(v)) for k, v in value.items()}
-    if kind is int or kind is float or kind is bool or value is None:
-        return value
     if isinstance(value, str):
         return well_formed(value)
-    if isinstance(value, dict):
-        return {(well_formed(k) if isinstance(k, str) else k): well_formed_tree(v) for k, v in value.items()}
+    if isinstance(value, dict):  # a plain str value is cleaned here, without a call of its own
+        return {(well_formed(k) if isinstance(k, str) else k):
+                (well_formed(v) if type(v) is str else well_formed_tree(v)) for k, v in value.items()}
     if isinstance(value, list):
         return [well_formed_tree(v) for v in value]
     if isinstance(value, tuple):
