@@ -128,6 +128,15 @@ def _sys_cpu() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_stime
 
 
+def _switches() -> tuple[int, int]:
+    """Voluntary context switches so far: ``(this thread's, the process's)``. In the event loop's
+    thread these are its blocking waits (an idle ``epoll_wait``, a lock held by another thread);
+    the thread's count is -1 where ``RUSAGE_THREAD`` does not exist (it is Linux's)."""
+    who = getattr(resource, "RUSAGE_THREAD", None)
+    mine = resource.getrusage(who).ru_nvcsw if who is not None else -1
+    return mine, resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
+
+
 def _plan(n: int, turns: int = TURNS, seed_id: str = "bench") -> list[Any]:
     from empath_gate.conversation.engine import RunSpec
     from empath_gate.instrument.models import Persona, RiskAnnotation, Seed
@@ -177,15 +186,22 @@ def _marks(n: int) -> list[int]:
     return sorted({max(1, round(n * q)) for q in (0.25, 0.5, 0.75, 1.0)})
 
 
-async def _bare(base_url: str, n: int, concurrency: int) -> dict[str, Any]:
+async def _bare(base_url: str, n: int, concurrency: int, *, paced: bool = False) -> dict[str, Any]:
+    """Bare ``litellm.acompletion`` under the engine's schedule shape (module docstring). With
+    ``paced``, each call waits for one of ``concurrency`` slots of the engine's own
+    :class:`~empath_gate.llm.slots.CallSlots` (its :class:`~empath_gate.llm.pacing.Pacer`
+    included) instead of a plain semaphore: litellm exactly as bare, its starts spaced as the
+    engine spaces them."""
     import litellm
 
     from empath_gate.conversation.engine import derive_seed
+    from empath_gate.llm.slots import CallSlots
 
     litellm.suppress_debug_info = True
     specs = _plan(n)
     marks, rss_at, done = _marks(n), [], 0
-    calls_sem = asyncio.Semaphore(concurrency)  # calls in flight
+    slots = CallSlots(role_limits={"target": concurrency}) if paced else None
+    calls_sem = asyncio.Semaphore(concurrency)  # calls in flight (unpaced)
     open_sem = asyncio.Semaphore(2 * concurrency)  # transcripts open
     calls = 0
 
@@ -196,7 +212,7 @@ async def _bare(base_url: str, n: int, concurrency: int) -> dict[str, Any]:
             seed = derive_seed(0, spec.conversation_id, spec.run)
             for k in range(TURNS):
                 messages.append({"role": "user", "content": spec.seed.script[k]})
-                async with calls_sem:
+                async with calls_sem if slots is None else slots.hold("target"):
                     resp = await litellm.acompletion(
                         model=f"openai/{MODEL}",
                         messages=list(messages),
@@ -351,20 +367,21 @@ async def _warm_engine(base_url: str, concurrency: int) -> int:
 async def _timed(args: argparse.Namespace) -> dict[str, Any]:
     """A bare or engine row: the un-timed warm-up call, then the timed plan, in one event loop."""
     cpu0, wall0 = _cpu(), time.perf_counter()
-    if args.row == "bare":
+    if args.row in ("bare", "bare-paced"):
         warm_calls = await _warm_bare(args.base_url)
     else:
         warm_calls = await _warm_engine(args.base_url, args.concurrency)
     warm = {"warmup_s": time.perf_counter() - wall0, "warmup_cpu_s": _cpu() - cpu0,
             "warmup_calls": warm_calls}
     rss0 = _rss_mb()
-    cpu0, sys0, wall0 = _cpu(), _sys_cpu(), time.perf_counter()
-    if args.row == "bare":
-        out = await _bare(args.base_url, args.transcripts, args.concurrency)
+    cpu0, sys0, wall0, switches0 = _cpu(), _sys_cpu(), time.perf_counter(), _switches()
+    if args.row in ("bare", "bare-paced"):
+        out = await _bare(args.base_url, args.transcripts, args.concurrency, paced=args.row == "bare-paced")
     else:
         out = await _engine(args.base_url, args.transcripts, args.concurrency, args.cache_dir)
-    wall, cpu = time.perf_counter() - wall0, _cpu() - cpu0
-    out.update(warm, wall_s=wall, cpu_s=cpu, sys_s=_sys_cpu() - sys0, rss_start_mb=round(rss0, 1))
+    wall, cpu, switches = time.perf_counter() - wall0, _cpu() - cpu0, _switches()
+    out.update(warm, wall_s=wall, cpu_s=cpu, sys_s=_sys_cpu() - sys0, rss_start_mb=round(rss0, 1),
+               loop_switches=switches[0] - switches0[0], process_switches=switches[1] - switches0[1])
     return out
 
 
@@ -376,6 +393,8 @@ def _child(args: argparse.Namespace) -> None:
     client._lib()  # import litellm (and set it up) before the clock starts, in every row
     if args.row == "bare":
         out = asyncio.run(_timed(args))  # bare litellm: asyncio's own loop and default executor
+    elif args.row == "bare-paced":
+        out = asyncio.run(_timed(args))  # the same, its starts paced by the engine's call slots
     elif args.row == "engine":
         from empath_gate.llm.loop import run_calls
 
@@ -450,7 +469,11 @@ def main() -> None:
         help="leave what litellm's import leaves alive in the cycle collector's reach in every row "
         "(client.FREEZE_AFTER_IMPORT = False), to measure what the freeze saves",
     )
-    parser.add_argument("--child", dest="row", choices=("bare", "engine", "inproc", "library"))
+    parser.add_argument(
+        "--no-paced-bare", action="store_true",
+        help="skip the row of bare litellm paced by the engine's call slots (the CPU pacing costs)",
+    )
+    parser.add_argument("--child", dest="row", choices=("bare", "bare-paced", "engine", "inproc", "library"))
     parser.add_argument("--base-url")
     parser.add_argument("--cache-dir")
     args = parser.parse_args()
@@ -470,21 +493,23 @@ def main() -> None:
     )
     print(f"load average before: {_load()}")
     print(f"an idle event-loop wake-up after {WAKE_PERIOD_S * 1000:g} ms costs this process "
-          f"{wake_up_charge_us():.0f} us of CPU (200 x asyncio.sleep; pacing adds wake-ups)")
+          f"{wake_up_charge_us():.0f} us of CPU (200 x asyncio.sleep)")
     print(
         f"ideal (calls x latency / concurrency, at least {TURNS} x latency) = {ideal:.2f} s; "
         f"bound with {conc} transcript slots instead of call slots = {bound:.2f} s"
     )
     with FakeOpenAIServer(latency_s=lat) as server, tempfile.TemporaryDirectory() as tmp:
         server.on(MODEL, REPLY)
-        attempts: dict[str, list[dict[str, Any]]] = {"bare litellm": [], "engine": [], "cached re-run": []}
+        compared = [("bare", "bare litellm"), *([] if args.no_paced_bare else [("bare-paced", PACED)]),
+                    ("engine", "engine")]
+        attempts: dict[str, list[dict[str, Any]]] = {name: [] for _, name in compared}
+        attempts["cached re-run"] = []
         plan: list[tuple[str, str, str, str]] = []
-        for i in range(args.repeat):  # interleaved, so a busy neighbour hurts both rows alike
+        for i in range(args.repeat):  # interleaved, so a busy neighbour hurts every row alike
             cache_dir = str(Path(tmp) / f"engine-{i}")
             os.makedirs(cache_dir)
-            seed = str(i + 1)  # the pair's common hash seed (module docstring)
-            pair = [("bare", "bare litellm", cache_dir, seed), ("engine", "engine", cache_dir, seed)]
-            plan += pair if i % 2 == 0 else pair[::-1]  # ABBA: neither row always goes first
+            seed = str(i + 1)  # the repeat's common hash seed (module docstring)
+            plan += [(row, name, cache_dir, seed) for row, name in repeat_order(compared, i)]
         plan.append(("engine", "cached re-run", cache_dir, "1"))
         for row, name, cache_dir, seed in plan:
             before = len(server.requests)
@@ -505,7 +530,7 @@ def main() -> None:
     }
     diffs = paired_diffs(attempts["bare litellm"], attempts["engine"])
     if args.repeat > 1:
-        for name in ("bare litellm", "engine"):
+        for _, name in compared:
             runs = ", ".join(
                 f"{r['wall_s']:.2f} s / {1000 * r['cpu_s'] / max(1, r['server_calls']):.2f} ms"
                 for r in attempts[name]
@@ -516,7 +541,78 @@ def main() -> None:
     _warmups(attempts, lat)
     _verdicts(rows, diffs, ideal, lat, conc)
     _cache_share(rows["engine"], rows["bare litellm"])
+    _switch_counts(rows, [name for _, name in compared])
+    if PACED in attempts:
+        _pacing_share(attempts)
     print(f"load average after: {_load()}")
+
+
+PACED = "bare, paced"
+"""The row of bare litellm whose starts the engine's call slots pace (``--child bare-paced``)."""
+
+
+def repeat_order(rows: list[tuple[str, str]], i: int) -> list[tuple[str, str]]:
+    """The order the compared ``rows`` run in within repeat ``i`` (0-based): rotated by ``i``
+    (two rows: bare-engine, engine-bare, ...), so over ``len(rows)`` repeats each row runs in
+    each position once and none always goes first."""
+    k = i % len(rows)
+    return rows[k:] + rows[:k]
+
+
+def _switch_counts(rows: dict[str, dict[str, Any]], names: list[str]) -> None:
+    """Each compared row's voluntary context switches per call: its event-loop thread's (its
+    blocking waits: ``epoll_wait`` with nothing ready, or a lock another thread holds) and the
+    whole process's (bare litellm also switches to and from its executor's worker thread)."""
+    parts = []
+    for name in names:
+        r = rows[name]
+        calls = max(1, r["server_calls"])
+        if r.get("loop_switches", -1) >= 0:
+            parts.append(f"{name} {r['loop_switches'] / calls:.2f} (process "
+                         f"{r['process_switches'] / calls:.2f})")
+    if parts:
+        print("voluntary context switches per call, event-loop thread (whole process): " + "; ".join(parts))
+
+
+def _pacing_share(attempts: dict[str, list[dict[str, Any]]]) -> None:
+    """Split the engine's CPU over bare litellm, repeat by repeat, into what pacing alone costs
+    bare litellm (paced minus bare) and what the engine adds at the same pacing (engine minus
+    paced); each with its mean and 90 % interval (:func:`mean_interval`). The second is a
+    diagnosis, not the target: the target compares the engine with unpaced bare litellm."""
+    pacing = paired_diffs(attempts["bare litellm"], attempts[PACED])
+    own = paired_diffs(attempts[PACED], attempts["engine"])
+    print(f"pacing's CPU per call (bare paced - bare, by repeat: "
+          f"{', '.join(f'{d:+.2f}' for d in pacing)} ms): {mean_interval(pacing)}")
+    print(f"the engine over bare litellm paced alike (engine - bare paced, by repeat: "
+          f"{', '.join(f'{d:+.2f}' for d in own)} ms): {mean_interval(own)}; "
+          f"against +{CPU_LIMIT_MS:g} ms: {cpu_verdict(own).split(' (', 1)[0]}")
+
+
+def mean_interval(diffs: list[float], confidence: float = 0.90) -> str:
+    """``diffs``' mean and its two-sided Student-t interval at ``confidence`` (``scipy.stats.t``),
+    as text in ms: "mean +0.62 ms, 90 % interval +0.40 to +0.84 ms over 8 repeats"; fewer than
+    two differences have no interval ("one repeat: +0.62 ms", "no repeat")."""
+    low_high = t_interval(diffs, confidence)
+    if not diffs:
+        return "no repeat"
+    mean = statistics.fmean(diffs)
+    if low_high is None:
+        return f"one repeat: {mean:+.2f} ms"
+    return (f"mean {mean:+.2f} ms, {100 * confidence:g} % interval {low_high[0]:+.2f} to "
+            f"{low_high[1]:+.2f} ms over {len(diffs)} repeats")
+
+
+def t_interval(diffs: list[float], confidence: float) -> tuple[float, float] | None:
+    """The two-sided Student-t interval of ``diffs``' mean at ``confidence`` (None for fewer
+    than two values: no spread to scale by)."""
+    from scipy import stats
+
+    k = len(diffs)
+    if k < 2:
+        return None
+    mean, sd = statistics.fmean(diffs), statistics.stdev(diffs)
+    half = float(stats.t.ppf(1 - (1 - confidence) / 2, k - 1)) * sd / math.sqrt(k)
+    return mean - half, mean + half
 
 
 CPU_LIMIT_MS = 1.0
@@ -546,17 +642,14 @@ def cpu_verdict(diffs: list[float], limit: float = CPU_LIMIT_MS, confidence: flo
     assumed). One pair has no spread, so it never decides. On a 2-core VM one row's CPU per call
     moves 1 to 3 ms between repeats, so 3 pairs rarely decide a difference within 0.5 ms of the
     limit; ``--repeat 10`` or more does."""
-    from scipy import stats
-
     k = len(diffs)
     if k == 0:
         return "cannot tell: no pair of bare and engine rows"
     mean = statistics.fmean(diffs)
-    if k == 1:
+    interval = t_interval(diffs, confidence)
+    if interval is None:
         return f"cannot tell from one pair ({mean:+.2f} ms): run --repeat 3 or more"
-    sd = statistics.stdev(diffs)
-    t = float(stats.t.ppf(1 - (1 - confidence) / 2, k - 1))
-    low, high = mean - t * sd / math.sqrt(k), mean + t * sd / math.sqrt(k)
+    low, high = interval
     figures = (f"mean {mean:+.2f} ms, {100 * confidence:g} % interval {low:+.2f} to {high:+.2f} ms "
                f"over {k} pairs")
     if high <= limit:
@@ -564,9 +657,9 @@ def cpu_verdict(diffs: list[float], limit: float = CPU_LIMIT_MS, confidence: flo
     if low > limit:
         return f"NOT met ({figures})"
     gap = abs(mean - limit)
+    spread = (high - mean) * math.sqrt(k)  # t x sd: the half-width at one pair
     need = "no number of pairs would (the mean is at the limit)" if gap < 1e-9 else (
-        f"about {math.ceil((t * sd / gap) ** 2)} pairs would decide a mean this far from it "
-        f"(--repeat)")
+        f"about {math.ceil((spread / gap) ** 2)} pairs would decide a mean this far from it (--repeat)")
     return f"cannot tell ({figures} contains +{limit:g} ms; {need})"
 
 

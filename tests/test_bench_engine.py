@@ -51,3 +51,40 @@ def test_pairs_are_engine_minus_bare_per_call(bench: ModuleType) -> None:
     bare = [{"cpu_s": 3.0, "server_calls": 600}, {"cpu_s": 4.2, "server_calls": 600}]
     engine = [{"cpu_s": 3.6, "server_calls": 600}, {"cpu_s": 4.2, "server_calls": 600}]
     assert bench.paired_diffs(bare, engine) == pytest.approx([1.0, 0.0])
+
+
+def test_each_row_runs_in_each_position_once_over_a_rotation(bench: ModuleType) -> None:
+    rows = [("bare", "bare litellm"), ("bare-paced", bench.PACED), ("engine", "engine")]
+    orders = [bench.repeat_order(rows, i) for i in range(3)]
+    for position in range(3):
+        assert sorted(order[position] for order in orders) == sorted(rows)
+    assert bench.repeat_order(rows, 3) == orders[0]
+    two = rows[::2]
+    assert [r for r, _ in bench.repeat_order(two, 0)] == ["bare", "engine"]
+    assert [r for r, _ in bench.repeat_order(two, 1)] == ["engine", "bare"]
+
+
+def test_mean_interval_says_when_it_has_no_spread(bench: ModuleType) -> None:
+    assert bench.mean_interval([]) == "no repeat"
+    assert bench.mean_interval([0.62]) == "one repeat: +0.62 ms"
+    text = bench.mean_interval([0.5, 0.7, 0.6, 0.6])
+    assert text.startswith("mean +0.60 ms, 90 % interval +0.")
+    assert text.endswith("over 4 repeats")
+    low, high = bench.t_interval([0.5, 0.7, 0.6, 0.6], 0.90)
+    assert low < 0.60 < high and high - 0.60 == pytest.approx(0.60 - low)
+
+
+def test_the_paced_bare_row_makes_every_call_through_the_engine_slots(bench: ModuleType) -> None:
+    """The paced bare row is bare litellm with the engine's call slots around each call: the same
+    calls reach the server, never more than the concurrency at once."""
+    import asyncio
+
+    from empath_gate.testing import FakeOpenAIServer
+
+    with FakeOpenAIServer(latency_s=0.05) as server:
+        server.on(bench.MODEL, bench.REPLY)
+        limiter = server.limit(bench.MODEL, rps=1000.0, concurrent=2)  # a third at once: 429
+        out = asyncio.run(bench._bare(server.base_url, 3, 2, paced=True))
+        assert out["calls"] == 3 * bench.TURNS
+        assert len(server.requests) == 3 * bench.TURNS
+        assert limiter.refused == 0
