@@ -14,6 +14,11 @@ and peak RSS belong to that row alone:
   every run of the tool uses (:func:`empath_gate.llm.loop.run_calls`): there litellm builds an
   OpenAI-compatible request in the loop thread (:data:`empath_gate.llm.loop.INLINE_PROVIDERS`),
   while the bare row, in ``asyncio.run``'s loop, hands it to a worker thread and back.
+* ``bare, paced``: the bare row with each call inside one of 32 slots of the engine's own
+  :class:`~empath_gate.llm.slots.CallSlots` instead of a semaphore, so the engine's pacer
+  (:mod:`empath_gate.llm.pacing`) spaces its starts; litellm runs exactly as in ``bare``.
+  Paced minus bare is what pacing alone costs litellm; engine minus paced is what the engine
+  adds at the same pacing. ``--no-paced-bare`` skips it.
 * ``cached``: the same engine plan again on the now-filled cache (must make 0 calls).
 * ``engine, no HTTP``: the same engine and scheduler with a target whose call costs no CPU (an
   async callable sleeping the latency): the wall the schedule itself gives. On a loaded machine
@@ -26,7 +31,7 @@ and peak RSS belong to that row alone:
   flight over every role. Its ideal counts every role's calls.
 
 Each child imports and sets up litellm before its clock starts (``client._lib()``), and each
-HTTP row (bare, engine, cached re-run) then makes one un-timed warm-up call to the fake server
+HTTP row (bare, paced bare, engine, cached re-run) then makes one un-timed warm-up call to the fake server
 through its own path (bare: one ``litellm.acompletion``; engine: a one-turn plan through
 ``generate`` with a cache of its own) in the same event loop, so litellm's first-call work
 (modules it imports lazily, the first client it builds) and the engine's first use of its own
@@ -35,23 +40,27 @@ call's wall and CPU per row (its wall minus the latency is the cold first-round 
 0.3 s on a quiet 2-core machine). The warm-up's call is not counted in the row's calls. The
 ``engine, no HTTP`` and ``library`` rows are not warmed up.
 
-Bare and engine rows are repeated (``--repeat``, default 3) interleaved in pairs, alternating
-which row of a pair runs first (bare-engine, engine-bare, ...), and the median repeat of each (by
-CPU time) is tabulated, so a busy neighbour on a shared machine does not decide the comparison;
-every repeat is listed too. Both rows of a pair run with the same ``PYTHONHASHSEED`` (the pair's
-number; the cached re-run with 1), each pair with another: a child's CPU per call depends on its
-hash seed (the layout of litellm's dicts and sets), so a pair's difference should not carry two
-seeds' luck. On a 2-core VM, 2026-12-03, five bare rows at seed 0 gave 6.90 to 7.16 ms per call
-and five at random seeds, interleaved with them, 7.24 to 7.96 ms. The host's own noise remains
-and is larger at times: seeded pairs measured that day differed by -1.55 to +4.12 ms.
+The bare, paced bare and engine rows are repeated (``--repeat``, default 3), interleaved: each
+repeat runs them back to back in an order rotated by one from the repeat before
+(:func:`repeat_order`; with ``--no-paced-bare``, bare-engine, engine-bare, ...), and the median
+repeat of each (by CPU time) is tabulated, so a busy neighbour on a shared machine does not
+decide the comparison; every repeat is listed too. The rows of a repeat ("pair" below: its bare
+and engine rows) run with the same ``PYTHONHASHSEED`` (the repeat's number; the cached re-run
+with 1), each repeat with another: a child's CPU per call depends on its hash seed (the layout
+of litellm's dicts and sets), so a pair's difference should not carry two seeds' luck. On a
+2-core VM, 2026-12-03, five bare rows at seed 0 gave 6.90 to 7.16 ms per call and five at random
+seeds, interleaved with them, 7.24 to 7.96 ms. The host's own noise remains and is larger at
+times: seeded pairs measured that day differed by -1.55 to +4.12 ms.
 
 The CPU target is decided on the pairs' differences: their mean and its 90 % Student-t interval
 (:func:`cpu_verdict`), "met" or "NOT met" only when the interval is wholly on one side of +1 ms,
-else "cannot tell" with the pairs that would decide. The load average is printed before and
-after, and before the rows the CPU this machine charges for one idle event-loop wake-up
-(:func:`wake_up_charge_us`): pacing spreads the engine's replies, so its loop wakes more often
-than bare litellm's, and on the 2-core VMs measured each wake-up after 8 ms idle costs 97 to
-180 us of CPU.
+else "cannot tell" with the pairs that would decide. The same differences against the paced
+bare row split it: pacing's share (paced minus bare) and the engine's own (engine minus paced),
+each with its mean and interval. The load average is printed before and after, and before the
+rows the CPU this machine charges for one idle event-loop wake-up (:func:`wake_up_charge_us`;
+97 to 232 us after 8 ms idle on the 2-core VMs of 2026-12-04); below the table, each row's
+voluntary context switches per call (:func:`_switches`), its event-loop thread's and the whole
+process's, so a row that blocks more often, and pays that charge more often, shows it.
 
 Printed per row: wall time, its ratio to the ideal, client CPU per call (user+system time of the
 child, litellm's threads included, divided by calls), peak RSS, RSS after 25/50/75/100 % of the
@@ -63,7 +72,7 @@ collector; ``--no-gc-freeze`` turns that off in every row. Ideal = calls x laten
 (the issue's definition); with transcript slots instead of call slots no client could beat
 ceil(100 / 32) x 6 x latency (24 s), printed as well.
 
-Run: ``python bench/bench_engine.py`` (about 6 minutes; ``--transcripts``, ``--concurrency``,
+Run: ``python bench/bench_engine.py`` (about 8 minutes; ``--transcripts``, ``--concurrency``,
 ``--latency`` to vary it; ``--no-library`` skips the last rows). Targets (issue 19): engine
 wall <= 1.05 x ideal (and the schedule alone), engine CPU per call <= bare + 1 ms, RSS at 100 %
 within 10 % of RSS at 25 %, cached re-run 0 calls; the library row's wall against its ideal is
@@ -672,7 +681,7 @@ def wake_up_charge_us(wakes: int = 200, period_s: float = WAKE_PERIOD_S) -> floa
     """The CPU time this machine charges one event-loop wake-up after ``period_s`` seconds idle,
     in microseconds: user + system time of ``wakes`` ``asyncio.sleep(period_s)`` calls in a fresh
     loop doing nothing else (its start left out), divided by ``wakes``. On the 2-core VMs of
-    2026-12-04 it was 97 to 180 us at 8 ms (runs of 200 and 1,000 wake-ups): every extra
+    2026-12-04 it was 97 to 232 us at 8 ms (runs of 200 and 1,000 wake-ups): every extra
     wake-up of a row costs it that much CPU, whatever the row's own work."""
 
     async def idle() -> float:
