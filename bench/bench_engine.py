@@ -31,9 +31,9 @@ and peak RSS belong to that row alone:
   flight over every role. Its ideal counts every role's calls.
 
 Each child imports and sets up litellm before its clock starts (``client._lib()``), and each
-HTTP row (bare, paced bare, engine, cached re-run) then makes one un-timed warm-up call to the fake server
-through its own path (bare: one ``litellm.acompletion``; engine: a one-turn plan through
-``generate`` with a cache of its own) in the same event loop, so litellm's first-call work
+HTTP row (bare, paced bare, engine, cached re-run) then makes one un-timed warm-up call to the
+fake server through its own path (bare: one ``litellm.acompletion``; engine: a one-turn plan
+through ``generate`` with a cache of its own) in the same event loop, so litellm's first-call work
 (modules it imports lazily, the first client it builds) and the engine's first use of its own
 modules fall in neither row's figures. That cold cost is printed, not hidden: the warm-up
 call's wall and CPU per row (its wall minus the latency is the cold first-round delay, about
@@ -556,74 +556,6 @@ def main() -> None:
     print(f"load average after: {_load()}")
 
 
-PACED = "bare, paced"
-"""The row of bare litellm whose starts the engine's call slots pace (``--child bare-paced``)."""
-
-
-def repeat_order(rows: list[tuple[str, str]], i: int) -> list[tuple[str, str]]:
-    """The order the compared ``rows`` run in within repeat ``i`` (0-based): rotated by ``i``
-    (two rows: bare-engine, engine-bare, ...), so over ``len(rows)`` repeats each row runs in
-    each position once and none always goes first."""
-    k = i % len(rows)
-    return rows[k:] + rows[:k]
-
-
-def _switch_counts(rows: dict[str, dict[str, Any]], names: list[str]) -> None:
-    """Each compared row's voluntary context switches per call: its event-loop thread's (its
-    blocking waits: ``epoll_wait`` with nothing ready, or a lock another thread holds) and the
-    whole process's (bare litellm also switches to and from its executor's worker thread)."""
-    parts = []
-    for name in names:
-        r = rows[name]
-        calls = max(1, r["server_calls"])
-        if r.get("loop_switches", -1) >= 0:
-            parts.append(f"{name} {r['loop_switches'] / calls:.2f} (process "
-                         f"{r['process_switches'] / calls:.2f})")
-    if parts:
-        print("voluntary context switches per call, event-loop thread (whole process): " + "; ".join(parts))
-
-
-def _pacing_share(attempts: dict[str, list[dict[str, Any]]]) -> None:
-    """Split the engine's CPU over bare litellm, repeat by repeat, into what pacing alone costs
-    bare litellm (paced minus bare) and what the engine adds at the same pacing (engine minus
-    paced); each with its mean and 90 % interval (:func:`mean_interval`). The second is a
-    diagnosis, not the target: the target compares the engine with unpaced bare litellm."""
-    pacing = paired_diffs(attempts["bare litellm"], attempts[PACED])
-    own = paired_diffs(attempts[PACED], attempts["engine"])
-    print(f"pacing's CPU per call (bare paced - bare, by repeat: "
-          f"{', '.join(f'{d:+.2f}' for d in pacing)} ms): {mean_interval(pacing)}")
-    print(f"the engine over bare litellm paced alike (engine - bare paced, by repeat: "
-          f"{', '.join(f'{d:+.2f}' for d in own)} ms): {mean_interval(own)}; "
-          f"against +{CPU_LIMIT_MS:g} ms: {cpu_verdict(own).split(' (', 1)[0]}")
-
-
-def mean_interval(diffs: list[float], confidence: float = 0.90) -> str:
-    """``diffs``' mean and its two-sided Student-t interval at ``confidence`` (``scipy.stats.t``),
-    as text in ms: "mean +0.62 ms, 90 % interval +0.40 to +0.84 ms over 8 repeats"; fewer than
-    two differences have no interval ("one repeat: +0.62 ms", "no repeat")."""
-    low_high = t_interval(diffs, confidence)
-    if not diffs:
-        return "no repeat"
-    mean = statistics.fmean(diffs)
-    if low_high is None:
-        return f"one repeat: {mean:+.2f} ms"
-    return (f"mean {mean:+.2f} ms, {100 * confidence:g} % interval {low_high[0]:+.2f} to "
-            f"{low_high[1]:+.2f} ms over {len(diffs)} repeats")
-
-
-def t_interval(diffs: list[float], confidence: float) -> tuple[float, float] | None:
-    """The two-sided Student-t interval of ``diffs``' mean at ``confidence`` (None for fewer
-    than two values: no spread to scale by)."""
-    from scipy import stats
-
-    k = len(diffs)
-    if k < 2:
-        return None
-    mean, sd = statistics.fmean(diffs), statistics.stdev(diffs)
-    half = float(stats.t.ppf(1 - (1 - confidence) / 2, k - 1)) * sd / math.sqrt(k)
-    return mean - half, mean + half
-
-
 CPU_LIMIT_MS = 1.0
 """Issue 19's CPU target: the engine's client CPU per call at most this many ms over bare litellm's."""
 
@@ -670,6 +602,74 @@ def cpu_verdict(diffs: list[float], limit: float = CPU_LIMIT_MS, confidence: flo
     need = "no number of pairs would (the mean is at the limit)" if gap < 1e-9 else (
         f"about {math.ceil((spread / gap) ** 2)} pairs would decide a mean this far from it (--repeat)")
     return f"cannot tell ({figures} contains +{limit:g} ms; {need})"
+
+
+PACED = "bare, paced"
+"""The row of bare litellm whose starts the engine's call slots pace (``--child bare-paced``)."""
+
+
+def repeat_order(rows: list[tuple[str, str]], i: int) -> list[tuple[str, str]]:
+    """The order the compared ``rows`` run in within repeat ``i`` (0-based): rotated by ``i``
+    (two rows: bare-engine, engine-bare, ...), so over ``len(rows)`` repeats each row runs in
+    each position once and none always goes first."""
+    k = i % len(rows)
+    return rows[k:] + rows[:k]
+
+
+def _switch_counts(rows: dict[str, dict[str, Any]], names: list[str]) -> None:
+    """Each compared row's voluntary context switches per call: its event-loop thread's (its
+    blocking waits: ``epoll_wait`` with nothing ready, or a lock another thread holds) and the
+    whole process's (bare litellm also switches to and from its executor's worker thread)."""
+    parts = []
+    for name in names:
+        r = rows[name]
+        calls = max(1, r["server_calls"])
+        if r.get("loop_switches", -1) >= 0:
+            parts.append(f"{name} {r['loop_switches'] / calls:.2f} (process "
+                         f"{r['process_switches'] / calls:.2f})")
+    if parts:
+        print("voluntary context switches per call, event-loop thread (whole process): " + "; ".join(parts))
+
+
+def _pacing_share(attempts: dict[str, list[dict[str, Any]]]) -> None:
+    """Split the engine's CPU over bare litellm, repeat by repeat, into what pacing alone costs
+    bare litellm (paced minus bare) and what the engine adds at the same pacing (engine minus
+    paced); each with its mean and 90 % interval (:func:`mean_interval`). The second is a
+    diagnosis, not the target: the target compares the engine with unpaced bare litellm."""
+    pacing = paired_diffs(attempts["bare litellm"], attempts[PACED])
+    own = paired_diffs(attempts[PACED], attempts["engine"])
+    print(f"pacing's CPU per call (bare paced - bare, by repeat: "
+          f"{', '.join(f'{d:+.2f}' for d in pacing)} ms): {mean_interval(pacing)}")
+    print(f"the engine over bare litellm paced alike (engine - bare paced, by repeat: "
+          f"{', '.join(f'{d:+.2f}' for d in own)} ms): {mean_interval(own)}; "
+          f"against +{CPU_LIMIT_MS:g} ms: {cpu_verdict(own).split(' (', 1)[0]}")
+
+
+def mean_interval(diffs: list[float], confidence: float = CPU_CONFIDENCE) -> str:
+    """``diffs``' mean and its two-sided Student-t interval at ``confidence`` (``scipy.stats.t``),
+    as text in ms: "mean +0.62 ms, 90 % interval +0.40 to +0.84 ms over 8 repeats"; fewer than
+    two differences have no interval ("one repeat: +0.62 ms", "no repeat")."""
+    low_high = t_interval(diffs, confidence)
+    if not diffs:
+        return "no repeat"
+    mean = statistics.fmean(diffs)
+    if low_high is None:
+        return f"one repeat: {mean:+.2f} ms"
+    return (f"mean {mean:+.2f} ms, {100 * confidence:g} % interval {low_high[0]:+.2f} to "
+            f"{low_high[1]:+.2f} ms over {len(diffs)} repeats")
+
+
+def t_interval(diffs: list[float], confidence: float) -> tuple[float, float] | None:
+    """The two-sided Student-t interval of ``diffs``' mean at ``confidence`` (None for fewer
+    than two values: no spread to scale by)."""
+    from scipy import stats
+
+    k = len(diffs)
+    if k < 2:
+        return None
+    mean, sd = statistics.fmean(diffs), statistics.stdev(diffs)
+    half = float(stats.t.ppf(1 - (1 - confidence) / 2, k - 1)) * sd / math.sqrt(k)
+    return mean - half, mean + half
 
 
 WAKE_PERIOD_S = 0.008
@@ -746,7 +746,7 @@ def _table(rows: dict[str, dict[str, Any]], conc: int, lat: float, bound: float)
 def _warmups(attempts: dict[str, list[dict[str, Any]]], lat: float) -> None:
     """The cold first-call cost each warmed-up row left out of its figures (its warm-up call)."""
     parts = []
-    for name in ("bare litellm", "engine", "cached re-run"):
+    for name in ("bare litellm", PACED, "engine", "cached re-run"):
         warm = [r for r in attempts.get(name, []) if "warmup_s" in r]
         if warm:
             each = ", ".join(
