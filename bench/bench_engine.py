@@ -41,26 +41,29 @@ call's wall and CPU per row (its wall minus the latency is the cold first-round 
 ``engine, no HTTP`` and ``library`` rows are not warmed up.
 
 The bare, paced bare and engine rows are repeated (``--repeat``, default 3), interleaved: each
-repeat runs them back to back in an order rotated by one from the repeat before
-(:func:`repeat_order`; with ``--no-paced-bare``, bare-engine, engine-bare, ...), and the median
-repeat of each (by CPU time) is tabulated, so a busy neighbour on a shared machine does not
-decide the comparison; every repeat is listed too. The rows of a repeat ("pair" below: its bare
-and engine rows) run with the same ``PYTHONHASHSEED`` (the repeat's number; the cached re-run
-with 1), each repeat with another: a child's CPU per call depends on its hash seed (the layout
-of litellm's dicts and sets), so a pair's difference should not carry two seeds' luck. On a
-2-core VM, 2026-12-03, five bare rows at seed 0 gave 6.90 to 7.16 ms per call and five at random
-seeds, interleaved with them, 7.24 to 7.96 ms. The host's own noise remains and is larger at
-times: seeded pairs measured that day differed by -1.55 to +4.12 ms.
+repeat runs them back to back, and the repeats cycle through every order of the rows (all six
+every 6 repeats, :func:`repeat_order`; with ``--no-paced-bare``, bare-engine, engine-bare,
+engine-bare, bare-engine). The median repeat of each row (by CPU time) is tabulated, so a busy
+neighbour on a shared machine does not decide the comparison; every repeat is listed too. The
+rows of a repeat ("pair" below: its bare and engine rows) run with the same ``PYTHONHASHSEED``
+(the repeat's number; the cached re-run with 1), each repeat with another: a child's CPU per
+call depends on its hash seed (the layout of litellm's dicts and sets), so a pair's difference
+should not carry two seeds' luck. On a 2-core VM, 2026-12-03, five bare rows at seed 0 gave 6.90
+to 7.16 ms per call and five at random seeds, interleaved with them, 7.24 to 7.96 ms. The host's
+own noise remains and is larger at times: seeded pairs measured that day differed by -1.55 to
++4.12 ms.
 
 The CPU target is decided on the pairs' differences: their mean and its 90 % Student-t interval
 (:func:`cpu_verdict`), "met" or "NOT met" only when the interval is wholly on one side of +1 ms,
 else "cannot tell" with the pairs that would decide. The same differences against the paced
 bare row split it: pacing's share (paced minus bare) and the engine's own (engine minus paced),
-each with its mean and interval. The load average is printed before and after, and before the
-rows the CPU this machine charges for one idle event-loop wake-up (:func:`wake_up_charge_us`;
+each with its mean and interval (a diagnosis: means of differences within repeats, so not the
+differences of the table's medians). The load average is printed before and after, and before
+the rows the CPU this machine charges for one idle event-loop wake-up (:func:`wake_up_charge_us`;
 97 to 232 us after 8 ms idle on the 2-core VMs of 2026-12-04); below the table, each row's
-voluntary context switches per call (:func:`_switches`), its event-loop thread's and the whole
-process's, so a row that blocks more often, and pays that charge more often, shows it.
+voluntary context switches per call, the mean over its repeats (:func:`_switches`), of its
+event-loop thread and of the whole process, so a row that blocks more often, and pays that
+charge more often, shows it.
 
 Printed per row: wall time, its ratio to the ideal, client CPU per call (user+system time of the
 child, litellm's threads included, divided by calls), peak RSS, RSS after 25/50/75/100 % of the
@@ -196,11 +199,14 @@ def _marks(n: int) -> list[int]:
 
 
 async def _bare(base_url: str, n: int, concurrency: int, *, paced: bool = False) -> dict[str, Any]:
-    """Bare ``litellm.acompletion`` under the engine's schedule shape (module docstring). With
+    """Bare ``litellm.acompletion`` under the engine's schedule shape (module docstring); returns
+    ``{"calls", "rss_at", "paced"}`` (``paced``: calls the pacer delayed, 0 unpaced). With
     ``paced``, each call waits for one of ``concurrency`` slots of the engine's own
     :class:`~empath_gate.llm.slots.CallSlots` (its :class:`~empath_gate.llm.pacing.Pacer`
-    included) instead of a plain semaphore: litellm exactly as bare, its starts spaced as the
-    engine spaces them."""
+    included) instead of a plain semaphore: litellm exactly as bare, its starts spaced by the
+    engine's pacer. The slots are granted first come, first served (no transcript tickets and no
+    total limit, which the engine's scheduler adds), and the pacer's interval follows this
+    row's own CPU per call."""
     import litellm
 
     from empath_gate.conversation.engine import derive_seed
@@ -239,7 +245,7 @@ async def _bare(base_url: str, n: int, concurrency: int, *, paced: bool = False)
             rss_at.append(round(_rss_mb(), 1))
 
     await asyncio.gather(*(transcript(s) for s in specs))
-    return {"calls": calls, "rss_at": rss_at}
+    return {"calls": calls, "rss_at": rss_at, "paced": slots.pacer.paced if slots is not None else 0}
 
 
 async def _engine(
@@ -389,8 +395,9 @@ async def _timed(args: argparse.Namespace) -> dict[str, Any]:
     else:
         out = await _engine(args.base_url, args.transcripts, args.concurrency, args.cache_dir)
     wall, cpu, switches = time.perf_counter() - wall0, _cpu() - cpu0, _switches()
+    loop_switches = switches[0] - switches0[0] if min(switches[0], switches0[0]) >= 0 else -1
     out.update(warm, wall_s=wall, cpu_s=cpu, sys_s=_sys_cpu() - sys0, rss_start_mb=round(rss0, 1),
-               loop_switches=switches[0] - switches0[0], process_switches=switches[1] - switches0[1])
+               loop_switches=loop_switches, process_switches=switches[1] - switches0[1])
     return out
 
 
@@ -550,7 +557,7 @@ def main() -> None:
     _warmups(attempts, lat)
     _verdicts(rows, diffs, ideal, lat, conc)
     _cache_share(rows["engine"], rows["bare litellm"])
-    _switch_counts(rows, [name for _, name in compared])
+    _switch_counts(attempts, [name for _, name in compared])
     if PACED in attempts:
         _pacing_share(attempts)
     print(f"load average after: {_load()}")
@@ -565,13 +572,14 @@ bounds is a one-sided 95 % bound, so "met" and "NOT met" are each wrong at most 
 when the pairs' differences are roughly normal."""
 
 
-def paired_diffs(bare: list[dict[str, Any]], engine: list[dict[str, Any]]) -> list[float]:
-    """Engine minus bare CPU per call (ms) within each interleaved repeat, in repeat order: the
-    two ran back to back (in alternating order), so a drift of the host's speed over the bench
-    largely cancels in each pair."""
+def paired_diffs(base: list[dict[str, Any]], other: list[dict[str, Any]]) -> list[float]:
+    """``other`` minus ``base`` CPU per call (ms) within each repeat, in repeat order (engine
+    minus bare for the target; paced minus bare and engine minus paced for the split): the rows
+    of a repeat ran one after another (:func:`repeat_order`), so a drift of the host's speed
+    over the bench largely cancels in each difference."""
     return [
-        1000 * (e["cpu_s"] / max(1, e["server_calls"]) - b["cpu_s"] / max(1, b["server_calls"]))
-        for b, e in zip(bare, engine, strict=True)
+        1000 * (o["cpu_s"] / max(1, o["server_calls"]) - b["cpu_s"] / max(1, b["server_calls"]))
+        for b, o in zip(base, other, strict=True)
     ]
 
 
@@ -609,46 +617,55 @@ PACED = "bare, paced"
 
 
 def repeat_order(rows: list[tuple[str, str]], i: int) -> list[tuple[str, str]]:
-    """The order the compared ``rows`` run in within repeat ``i`` (0-based): rotated by ``i``
-    (two rows: bare-engine, engine-bare, ...), so over ``len(rows)`` repeats each row runs in
-    each position once and none always goes first."""
-    k = i % len(rows)
-    return rows[k:] + rows[:k]
+    """The order the compared ``rows`` run in within repeat ``i`` (0-based): rotated by ``i``,
+    and the rotation reversed on every second pass through the rotations. Two rows: bare-engine,
+    engine-bare, engine-bare, bare-engine. Three rows: the 3 rotations, then the 3 reversed
+    ones, which are all 6 orders; over them every row runs in every position twice and each
+    row runs before each other row in 3 of the 6, so neither position nor a drift of the
+    host's speed favours one row."""
+    n = len(rows)
+    k = i % n
+    order = rows[k:] + rows[:k]
+    return order[::-1] if (i // n) % 2 else order
 
 
-def _switch_counts(rows: dict[str, dict[str, Any]], names: list[str]) -> None:
-    """Each compared row's voluntary context switches per call: its event-loop thread's (its
-    blocking waits: ``epoll_wait`` with nothing ready, or a lock another thread holds) and the
-    whole process's (bare litellm also switches to and from its executor's worker thread)."""
+def _switch_counts(attempts: dict[str, list[dict[str, Any]]], names: list[str]) -> None:
+    """Each compared row's voluntary context switches per call, the mean over its repeats: its
+    event-loop thread's (its blocking waits: ``epoll_wait`` with nothing ready, or a lock
+    another thread holds, such as bare litellm's hand-overs to its executor's worker thread) and
+    the whole process's. Left out where the thread's count is unknown (-1)."""
     parts = []
     for name in names:
-        r = rows[name]
-        calls = max(1, r["server_calls"])
-        if r.get("loop_switches", -1) >= 0:
-            parts.append(f"{name} {r['loop_switches'] / calls:.2f} (process "
-                         f"{r['process_switches'] / calls:.2f})")
+        runs = [r for r in attempts[name] if r.get("loop_switches", -1) >= 0]
+        if runs:
+            loop = statistics.fmean(r["loop_switches"] / max(1, r["server_calls"]) for r in runs)
+            proc = statistics.fmean(r["process_switches"] / max(1, r["server_calls"]) for r in runs)
+            parts.append(f"{name} {loop:.2f} (process {proc:.2f})")
     if parts:
-        print("voluntary context switches per call, event-loop thread (whole process): " + "; ".join(parts))
+        print("voluntary context switches per call, mean over repeats, event-loop thread (whole "
+              "process): " + "; ".join(parts))
 
 
 def _pacing_share(attempts: dict[str, list[dict[str, Any]]]) -> None:
     """Split the engine's CPU over bare litellm, repeat by repeat, into what pacing alone costs
     bare litellm (paced minus bare) and what the engine adds at the same pacing (engine minus
-    paced); each with its mean and 90 % interval (:func:`mean_interval`). The second is a
-    diagnosis, not the target: the target compares the engine with unpaced bare litellm."""
+    paced); each with its mean and interval at :data:`CPU_CONFIDENCE` (:func:`mean_interval`).
+    A diagnosis, not a verdict: the target compares the engine with unpaced bare litellm. The
+    shares are means of differences within repeats, so they need not match the differences of
+    the table's medians."""
     pacing = paired_diffs(attempts["bare litellm"], attempts[PACED])
     own = paired_diffs(attempts[PACED], attempts["engine"])
     print(f"pacing's CPU per call (bare paced - bare, by repeat: "
           f"{', '.join(f'{d:+.2f}' for d in pacing)} ms): {mean_interval(pacing)}")
     print(f"the engine over bare litellm paced alike (engine - bare paced, by repeat: "
-          f"{', '.join(f'{d:+.2f}' for d in own)} ms): {mean_interval(own)}; "
-          f"against +{CPU_LIMIT_MS:g} ms: {cpu_verdict(own).split(' (', 1)[0]}")
+          f"{', '.join(f'{d:+.2f}' for d in own)} ms): {mean_interval(own)}")
 
 
 def mean_interval(diffs: list[float], confidence: float = CPU_CONFIDENCE) -> str:
-    """``diffs``' mean and its two-sided Student-t interval at ``confidence`` (``scipy.stats.t``),
-    as text in ms: "mean +0.62 ms, 90 % interval +0.40 to +0.84 ms over 8 repeats"; fewer than
-    two differences have no interval ("one repeat: +0.62 ms", "no repeat")."""
+    """``diffs``' (ms) mean and its two-sided Student-t interval at ``confidence`` (a fraction,
+    0.90 by default; ``scipy.stats.t``), as text in ms: "mean +0.62 ms, 90 % interval +0.40 to
+    +0.84 ms over 8 repeats"; fewer than two differences have no interval ("one repeat:
+    +0.62 ms", "no repeat")."""
     low_high = t_interval(diffs, confidence)
     if not diffs:
         return "no repeat"
@@ -660,8 +677,9 @@ def mean_interval(diffs: list[float], confidence: float = CPU_CONFIDENCE) -> str
 
 
 def t_interval(diffs: list[float], confidence: float) -> tuple[float, float] | None:
-    """The two-sided Student-t interval of ``diffs``' mean at ``confidence`` (None for fewer
-    than two values: no spread to scale by)."""
+    """The two-sided Student-t interval ``(low, high)`` of ``diffs``' mean at ``confidence`` (a
+    fraction in (0, 1)), in the unit of ``diffs``; None for fewer than two values (no spread to
+    scale by)."""
     from scipy import stats
 
     k = len(diffs)

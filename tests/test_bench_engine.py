@@ -37,8 +37,9 @@ def test_a_mean_below_the_limit_with_a_wide_spread_cannot_tell(bench: ModuleType
     """The four bench runs of 2026-12-03 (medians' differences): the mean is under +1 ms, but
     the interval reaches past it, so neither verdict is printed."""
     verdict = bench.cpu_verdict([0.08, 0.81, 1.17, 1.68])
-    assert verdict.startswith("cannot tell (mean +0.93 ms")
-    assert "pairs would decide" in verdict
+    assert verdict.startswith("cannot tell (mean +0.93 ms, 90 % interval +0.14 to +1.73 ms")
+    # (t x sd / |mean - 1 ms|)^2 = (0.79 x 2 / 0.065)^2, rounded up
+    assert "about 593 pairs would decide" in verdict
 
 
 def test_one_pair_never_decides(bench: ModuleType) -> None:
@@ -53,15 +54,18 @@ def test_pairs_are_engine_minus_bare_per_call(bench: ModuleType) -> None:
     assert bench.paired_diffs(bare, engine) == pytest.approx([1.0, 0.0])
 
 
-def test_each_row_runs_in_each_position_once_over_a_rotation(bench: ModuleType) -> None:
+def test_the_repeats_cycle_through_every_order_of_the_rows(bench: ModuleType) -> None:
     rows = [("bare", "bare litellm"), ("bare-paced", bench.PACED), ("engine", "engine")]
-    orders = [bench.repeat_order(rows, i) for i in range(3)]
+    orders = [tuple(row for row, _ in bench.repeat_order(rows, i)) for i in range(6)]
+    assert len(set(orders)) == 6  # all 3! orders
     for position in range(3):
-        assert sorted(order[position] for order in orders) == sorted(rows)
-    assert bench.repeat_order(rows, 3) == orders[0]
+        assert sorted(order[position] for order in orders) == sorted([r for r, _ in rows] * 2)
+    for first, second in (("bare", "engine"), ("bare", "bare-paced"), ("bare-paced", "engine")):
+        assert sum(order.index(first) < order.index(second) for order in orders) == 3
+    assert bench.repeat_order(rows, 6) == bench.repeat_order(rows, 0)
     two = rows[::2]
-    assert [r for r, _ in bench.repeat_order(two, 0)] == ["bare", "engine"]
-    assert [r for r, _ in bench.repeat_order(two, 1)] == ["engine", "bare"]
+    assert [[r for r, _ in bench.repeat_order(two, i)] for i in range(4)] == [
+        ["bare", "engine"], ["engine", "bare"], ["engine", "bare"], ["bare", "engine"]]
 
 
 def test_mean_interval_says_when_it_has_no_spread(bench: ModuleType) -> None:
@@ -85,6 +89,7 @@ def test_the_paced_bare_row_makes_every_call_through_the_engine_slots(bench: Mod
         server.on(bench.MODEL, bench.REPLY)
         limiter = server.limit(bench.MODEL, rps=1000.0, concurrent=2)  # a third at once: 429
         out = asyncio.run(bench._bare(server.base_url, 3, 2, paced=True))
+        assert out["paced"] > 0  # the second call of the first round waits for the pacer
         assert out["calls"] == 3 * bench.TURNS
         assert len(server.requests) == 3 * bench.TURNS
         assert limiter.refused == 0
