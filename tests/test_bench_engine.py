@@ -38,7 +38,7 @@ def test_a_mean_below_the_limit_with_a_wide_spread_cannot_tell(bench: ModuleType
     the interval reaches past it, so neither verdict is printed."""
     verdict = bench.cpu_verdict([0.08, 0.81, 1.17, 1.68])
     assert verdict.startswith("cannot tell (mean +0.93 ms, 90 % interval +0.14 to +1.73 ms")
-    # (t x sd / |mean - 1 ms|)^2 = (0.79 x 2 / 0.065)^2, rounded up
+    # (t x sd / |mean - 1 ms|)^2 = (1.58 / 0.065)^2 from unrounded figures, rounded up
     assert "about 593 pairs would decide" in verdict
 
 
