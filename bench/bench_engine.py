@@ -140,6 +140,10 @@ def _sys_cpu() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_stime
 
 
+BARE_ROWS = ("bare", "bare-paced")
+"""The child rows of bare litellm: unpaced, and paced by the engine's call slots (:func:`_bare`)."""
+
+
 def _switches() -> tuple[int, int]:
     """Voluntary context switches so far: ``(this thread's, the process's)``. In the event loop's
     thread these are its blocking waits (an idle ``epoll_wait``, a lock held by another thread);
@@ -382,7 +386,7 @@ async def _warm_engine(base_url: str, concurrency: int) -> int:
 async def _timed(args: argparse.Namespace) -> dict[str, Any]:
     """A bare or engine row: the un-timed warm-up call, then the timed plan, in one event loop."""
     cpu0, wall0 = _cpu(), time.perf_counter()
-    if args.row in ("bare", "bare-paced"):
+    if args.row in BARE_ROWS:
         warm_calls = await _warm_bare(args.base_url)
     else:
         warm_calls = await _warm_engine(args.base_url, args.concurrency)
@@ -390,7 +394,7 @@ async def _timed(args: argparse.Namespace) -> dict[str, Any]:
             "warmup_calls": warm_calls}
     rss0 = _rss_mb()
     cpu0, sys0, wall0, switches0 = _cpu(), _sys_cpu(), time.perf_counter(), _switches()
-    if args.row in ("bare", "bare-paced"):
+    if args.row in BARE_ROWS:
         out = await _bare(args.base_url, args.transcripts, args.concurrency, paced=args.row == "bare-paced")
     else:
         out = await _engine(args.base_url, args.transcripts, args.concurrency, args.cache_dir)
@@ -407,10 +411,8 @@ def _child(args: argparse.Namespace) -> None:
 
     client.FREEZE_AFTER_IMPORT = not args.no_gc_freeze
     client._lib()  # import litellm (and set it up) before the clock starts, in every row
-    if args.row == "bare":
-        out = asyncio.run(_timed(args))  # bare litellm: asyncio's own loop and default executor
-    elif args.row == "bare-paced":
-        out = asyncio.run(_timed(args))  # the same, its starts paced by the engine's call slots
+    if args.row in BARE_ROWS:  # bare litellm (paced or not): asyncio's own loop and default executor
+        out = asyncio.run(_timed(args))
     elif args.row == "engine":
         from empath_gate.llm.loop import run_calls
 
@@ -489,7 +491,7 @@ def main() -> None:
         "--no-paced-bare", action="store_true",
         help="skip the row of bare litellm paced by the engine's call slots (the CPU pacing costs)",
     )
-    parser.add_argument("--child", dest="row", choices=("bare", "bare-paced", "engine", "inproc", "library"))
+    parser.add_argument("--child", dest="row", choices=(*BARE_ROWS, "engine", "inproc", "library"))
     parser.add_argument("--base-url")
     parser.add_argument("--cache-dir")
     args = parser.parse_args()
