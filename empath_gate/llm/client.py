@@ -47,6 +47,7 @@ from empath_gate.llm.prompt_cache import mark_cache_prefix
 from empath_gate.llm.providers import ChatFn, make_handler
 from empath_gate.llm.retry import backoff_delay, call_with_retries
 from empath_gate.llm.tokens import reservation_usd
+from empath_gate.llm.unread_logging import skip_unread_logging
 from empath_gate.secrets import header_secrets
 from empath_gate.settings import RoleSettings
 
@@ -454,7 +455,7 @@ async def complete(
         reserve = reservation_usd(settings.model, sent, settings.max_tokens)
     meter = Meter(lib, role_name, reserve, lambda r: _cost_of(lib, r, settings))
     try:
-        with inline_request_building(_provider_of):
+        with inline_request_building(_provider_of), skip_unread_logging(lib, kwargs):
             resp, attempts = await call_with_retries(meter, kwargs, settings, role_name, secrets, events)
     except ProviderError:
         if meter.stopped is not None:  # the budget refused an attempt: not a provider failure
