@@ -73,7 +73,9 @@ def test_a_registered_callback_still_receives_every_client_call(
     received: list[Any] = []
 
     class Recorder(CustomLogger):  # type: ignore[misc]
-        async def async_log_success_event(self, kwargs: Any, response_obj: Any, *_times: Any) -> None:
+        async def async_log_success_event(
+            self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any
+        ) -> None:
             received.append(response_obj)
 
     lib = litellm_module()
