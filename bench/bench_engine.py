@@ -13,7 +13,10 @@ and peak RSS belong to that row alone:
   :mod:`empath_gate.conversation.scheduler`) with a fresh cache directory, in the event loop
   every run of the tool uses (:func:`empath_gate.llm.loop.run_calls`): there litellm builds an
   OpenAI-compatible request in the loop thread (:data:`empath_gate.llm.loop.INLINE_PROVIDERS`),
-  while the bare row, in ``asyncio.run``'s loop, hands it to a worker thread and back.
+  while the bare row, in ``asyncio.run``'s loop, hands it to a worker thread and back; and its
+  calls skip litellm's success logging, which no callback reads here
+  (:mod:`empath_gate.llm.unread_logging`), while the bare rows run it, as litellm does for any
+  caller that does not ask otherwise.
 * ``bare, paced``: the bare row with each call inside one of 32 slots of the engine's own
   :class:`~empath_gate.llm.slots.CallSlots` instead of a semaphore, so the engine's pacer
   (:mod:`empath_gate.llm.pacing`) spaces its starts; litellm runs exactly as in ``bare``.
