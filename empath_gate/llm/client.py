@@ -23,6 +23,7 @@ is unknown: ``None``). The provider ``local`` is pre-registered and resolves laz
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 import gc
@@ -456,7 +457,10 @@ async def complete(
         reserve = reservation_usd(settings.model, sent, settings.max_tokens)
     meter = Meter(lib, role_name, reserve, lambda r: _cost_of(lib, r, settings))
     try:
-        with inline_request_building(_provider_of), skip_unread_logging(lib, kwargs):
+        # only for a provider litellm names: a registered one's function may call litellm itself
+        named = _provider_of(settings.model) is not None
+        unread = skip_unread_logging(lib, kwargs) if named else contextlib.nullcontext(False)
+        with inline_request_building(_provider_of), unread:
             resp, attempts = await call_with_retries(meter, kwargs, settings, role_name, secrets, events)
     except ProviderError:
         if meter.stopped is not None:  # the budget refused an attempt: not a provider failure

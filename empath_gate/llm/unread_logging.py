@@ -13,14 +13,21 @@ way. Measured on a copy of ``bench/bench_engine.py``'s bare row with the flag se
 
 What does not change: the reply, its usage and its ``response_cost`` (litellm sets that in the
 response's ``_hidden_params`` before logging; the client prices from it), exceptions, retries.
+Read in litellm 1.110.2, the flag is consulted at the start of each ``acompletion`` and gates
+its success and failure logging, the binding of a budget reservation to callbacks (litellm's
+proxy) and the callbacks of a hit in litellm's own cache (which the client does not use).
 Nothing is skipped when any callback list is non-empty, when ``litellm.max_budget`` is set,
-when the call's own keyword arguments name a callback, or on a litellm without that context
-variable (older releases): those calls are logged as litellm logs them.
+when the call's own keyword arguments name a callback, on a litellm release outside
+:data:`CHECKED_RELEASES` (another release may read the flag for more), or for a provider
+registered with :func:`~empath_gate.llm.client.register_chat_provider` (its function may call
+litellm itself, with callbacks of its own): those calls are logged as litellm logs them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib.metadata
 import sys
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
@@ -43,8 +50,31 @@ def logging_read(lib: Any, kwargs: Mapping[str, Any]) -> bool:
     return any("callback" in name for name in kwargs)
 
 
+CHECKED_RELEASES: tuple[str, ...] = ("1.110.",)
+"""Release prefixes of litellm whose reads of ``is_internal_call`` were checked to gate logging
+and nothing a run relies on (module docstring); on any other release nothing is skipped."""
+
+
+def checked_release(version: str | None) -> bool:
+    """Whether litellm ``version`` (``"1.110.2"``; None: not installed as a distribution) is one
+    of :data:`CHECKED_RELEASES`."""
+    return version is not None and version.startswith(CHECKED_RELEASES)
+
+
+@functools.lru_cache(maxsize=1)
+def installed_release() -> str | None:
+    """The installed litellm distribution's version, None when it has no metadata."""
+    try:
+        return importlib.metadata.version("litellm")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
 def _internal_flag() -> ContextVar[bool] | None:
-    """litellm's ``is_internal_call`` context variable, None when the loaded litellm has none."""
+    """litellm's ``is_internal_call`` context variable, None when the loaded litellm has none or
+    is not a :data:`CHECKED_RELEASES` release."""
+    if not checked_release(installed_release()):
+        return None
     module = sys.modules.get("litellm._internal_context")
     flag = getattr(module, "is_internal_call", None)
     return flag if isinstance(flag, ContextVar) else None
@@ -66,4 +96,5 @@ def skip_unread_logging(lib: Any, kwargs: Mapping[str, Any]) -> Iterator[bool]:
         flag.reset(token)
 
 
-__all__ = ["CALLBACK_LISTS", "logging_read", "skip_unread_logging"]
+__all__ = ["CALLBACK_LISTS", "CHECKED_RELEASES", "checked_release", "installed_release", "logging_read",
+           "skip_unread_logging"]

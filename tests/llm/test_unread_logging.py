@@ -5,90 +5,145 @@ from __future__ import annotations
 import asyncio
 import sys
 import types
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
-from empath_gate.llm.client import complete, litellm_module
-from empath_gate.llm.unread_logging import logging_read, skip_unread_logging
-from empath_gate.testing import FakeOpenAIServer
+from empath_gate.llm import unread_logging
+from empath_gate.llm.client import complete, litellm_module, register_chat_provider
+from empath_gate.llm.unread_logging import (
+    CALLBACK_LISTS,
+    checked_release,
+    installed_release,
+    logging_read,
+    skip_unread_logging,
+)
+from empath_gate.testing import FakeOpenAIServer, Fault
 
 M = "gpt-4o-mini"  # priced in litellm's cost map: the cost must survive the skipped logging
 MSGS = [{"role": "user", "content": "hola"}]
 
+pytestmark = pytest.mark.skipif(
+    not checked_release(installed_release()), reason="a litellm outside CHECKED_RELEASES: nothing is skipped"
+)
 
-def _count_success_logs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Record every call of litellm's async success handler (the step the client skips)."""
-    from litellm.litellm_core_utils.litellm_logging import Logging
 
+@pytest.fixture
+def lib(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """litellm with every callback list fresh and empty; litellm copies a registered callback
+    into several lists on the next call, and the originals come back after the test."""
+    module = litellm_module()
+    for name in CALLBACK_LISTS:
+        monkeypatch.setattr(module, name, [], raising=False)
+    return module
+
+
+@pytest.fixture
+def scheduled(lib: Any, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The models of the calls for which litellm schedules its success logging (synchronously,
+    in the call's own wrapper: litellm 1.110's ``utils._schedule_async_success_logging``)."""
     seen: list[str] = []
-    original = Logging.async_success_handler
+    original = lib.utils._schedule_async_success_logging
 
-    def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append(str(self.model))
-        return original(self, *args, **kwargs)
+    def spy(logging_obj: Any, *args: Any, **kwargs: Any) -> None:
+        seen.append(str(logging_obj.model))
+        original(logging_obj, *args, **kwargs)
 
-    monkeypatch.setattr(Logging, "async_success_handler", spy)
+    monkeypatch.setattr(lib.utils, "_schedule_async_success_logging", spy)
     return seen
 
 
-async def _settle(seen: list[Any], want: int) -> None:
-    """Let litellm's background logging worker run (up to 3 s) until ``seen`` has ``want`` items."""
-    for _ in range(300):
-        if len(seen) >= want:
-            break
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(0.05)  # and a moment more, for one that should not come
-
-
-def test_client_calls_skip_success_logging_that_nothing_reads(
-    fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    fake_openai.on(M, "Aquí estoy.")
-    lib = litellm_module()
-    seen = _count_success_logs(monkeypatch)
-    rs = fake_openai.role_settings(M)
-
-    async def both() -> Any:
-        await lib.acompletion(
-            model=f"openai/{M}", messages=MSGS, api_base=rs.api_base, api_key="sk-x", max_retries=0
-        )
-        await _settle(seen, 1)
-        bare = len(seen)
-        done = await complete("target", rs, MSGS, seed=1, cache=None, cache_extra={})
-        await _settle(seen, bare + 1)
-        return bare, done
-
-    bare, done = asyncio.run(both())
-    assert bare == 1  # litellm called directly logs its call: the probe sees the step
-    assert seen == [seen[0]]  # the client's call did not
-    assert done.content == "Aquí estoy." and done.cost_usd is not None and done.cost_usd > 0
-
-
-def test_a_registered_callback_still_receives_every_client_call(
-    fake_openai: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _recorder(received: list[Any]) -> Any:
     from litellm.integrations.custom_logger import CustomLogger
-
-    received: list[Any] = []
 
     class Recorder(CustomLogger):  # type: ignore[misc]
         async def async_log_success_event(
             self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any
         ) -> None:
-            received.append(response_obj)
+            received.append(kwargs.get("model"))
 
-    lib = litellm_module()
-    monkeypatch.setattr(lib, "callbacks", [Recorder()])
+    return Recorder()
+
+
+async def _wait_for(received: list[Any], want: int) -> None:
+    """Let litellm's background logging worker run (up to 5 s) until ``received`` has ``want``."""
+    for _ in range(500):
+        if len(received) >= want:
+            return
+        await asyncio.sleep(0.01)
+
+
+def test_client_calls_skip_the_logging_and_bare_calls_before_and_after_keep_it(
+    fake_openai: FakeOpenAIServer, lib: Any, scheduled: list[str]
+) -> None:
     fake_openai.on(M, "Aquí estoy.")
     rs = fake_openai.role_settings(M)
 
-    async def one() -> None:
-        await complete("target", rs, MSGS, seed=1, cache=None, cache_extra={})
-        await _settle(received, 1)
+    async def bare() -> None:
+        await lib.acompletion(
+            model=f"openai/{M}", messages=MSGS, api_base=rs.api_base, api_key="sk-x", max_retries=0
+        )
 
-    asyncio.run(one())
-    assert len(received) == 1
+    async def calls() -> Any:
+        await bare()
+        done = await complete("target", rs, MSGS, seed=1, cache=None, cache_extra={})
+        after_client = len(scheduled)
+        await bare()  # the flag is reset once the client's call is over
+        return done, after_client
+
+    done, after_client = asyncio.run(calls())
+    assert after_client == 1 and len(scheduled) == 2
+    assert done.content == "Aquí estoy." and done.cost_usd is not None and done.cost_usd > 0
+
+
+def test_a_retried_call_skips_it_and_keeps_its_attempts_and_events(
+    fake_openai: FakeOpenAIServer, scheduled: list[str]
+) -> None:
+    fake_openai.script(M, Fault.server_error(), "Aquí estoy.")
+    rs = fake_openai.role_settings(M, max_retries=2)
+    done = asyncio.run(complete("target", rs, MSGS, seed=1, cache=None, cache_extra={}))
+    assert (done.content, done.attempts) == ("Aquí estoy.", 2)
+    assert [e.kind for e in done.events] == ["retry"]
+    assert scheduled == []
+
+
+def test_a_registered_callback_still_receives_every_client_call(
+    fake_openai: FakeOpenAIServer, lib: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    received: list[Any] = []
+    monkeypatch.setattr(lib, "callbacks", [_recorder(received)])
+    fake_openai.on(M, "Aquí estoy.")
+    rs = fake_openai.role_settings(M)
+
+    async def two() -> None:
+        for seed in (1, 2):
+            await complete("target", rs, MSGS, seed=seed, cache=None, cache_extra={})
+        await _wait_for(received, 2)
+
+    asyncio.run(two())
+    assert len(received) == 2
+
+
+def test_a_registered_providers_own_litellm_calls_keep_their_callbacks(
+    fake_openai: FakeOpenAIServer, lib: Any
+) -> None:
+    received: list[Any] = []
+    fake_openai.on(M, "desde dentro")
+    rs = fake_openai.role_settings(M)
+
+    async def relay(model: str, messages: list[dict[str, Any]], **_kw: Any) -> Mapping[str, Any]:
+        inner = await lib.acompletion(
+            model=f"openai/{M}", messages=messages, api_base=rs.api_base, api_key="sk-x", max_retries=0,
+            callbacks=[_recorder(received)],
+        )
+        await _wait_for(received, 1)  # (the outer call may log too: litellm keeps the callback)
+        return {"content": inner.choices[0].message.content, "finish_reason": "stop"}
+
+    register_chat_provider("unread-relay", relay)
+    outer = rs.model_copy(update={"model": "unread-relay/any", "api_base": None})
+    done = asyncio.run(complete("target", outer, MSGS, seed=1, cache=None, cache_extra={}))
+    assert done.content == "desde dentro" and M in received  # the inner call was logged
 
 
 def test_logging_is_read_with_a_callback_a_budget_or_a_callback_argument() -> None:
@@ -100,13 +155,18 @@ def test_logging_is_read_with_a_callback_a_budget_or_a_callback_argument() -> No
     assert logging_read(quiet, {"success_callback": ["langfuse"]})
 
 
-def test_nothing_is_skipped_on_a_litellm_without_the_flag(monkeypatch: pytest.MonkeyPatch) -> None:
-    quiet = types.SimpleNamespace()
+def test_nothing_is_skipped_on_another_release_or_without_the_flag(
+    lib: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    quiet = types.SimpleNamespace()  # (``lib``: litellm imported, its flag's module loaded)
+    assert [checked_release(v) for v in ("1.110.2", "1.111.0", "1.74.0", None)] == [True, False, False, False]
+    monkeypatch.setattr(unread_logging, "installed_release", lambda: "1.111.0")
     with skip_unread_logging(quiet, {}) as skipped:
-        assert skipped is (sys.modules.get("litellm._internal_context") is not None)
+        assert skipped is False
+    monkeypatch.setattr(unread_logging, "installed_release", lambda: "1.110.2")
+    with skip_unread_logging(quiet, {}) as skipped:
+        assert skipped is True
     name = "litellm._internal_context"
     monkeypatch.setitem(sys.modules, name, types.ModuleType(name))
     with skip_unread_logging(quiet, {}) as skipped:
-        assert skipped is False
-    with skip_unread_logging(types.SimpleNamespace(callbacks=[object()]), {}) as skipped:
         assert skipped is False
