@@ -43,7 +43,8 @@ call's wall and CPU per row (its wall minus the latency is the cold first-round 
 0.3 s on a quiet 2-core machine). The warm-up's call is not counted in the row's calls. The
 ``engine, no HTTP`` and ``library`` rows are not warmed up.
 
-The bare, paced bare and engine rows are repeated (``--repeat``, default 3), interleaved: each
+The bare, paced bare and engine rows are repeated (``--repeat``, default 6: one pass through
+every order of the three; 3 pairs seldom decide the CPU target on a 2-core VM), interleaved: each
 repeat runs them back to back, and the repeats cycle through every order of the rows (all six
 every 6 repeats, :func:`repeat_order`; with ``--no-paced-bare``, bare-engine, engine-bare,
 engine-bare, bare-engine). The median repeat of each row (by CPU time) is tabulated, so a busy
@@ -481,7 +482,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument(
-        "--repeat", type=int, default=3,
+        "--repeat", type=int, default=6,
         help="pairs of bare and engine rows (medians tabulated; the CPU verdict uses the pairs)",
     )
     parser.add_argument("--no-library", action="store_true", help="skip the library entry-point row")
