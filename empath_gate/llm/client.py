@@ -2,7 +2,7 @@
 
 :func:`complete` makes one chat call for a role (target, auditor or judge): it normalises the
 messages for the provider, looks the reply up in the cache, calls ``litellm.acompletion``
-(bounded by a per-model semaphore; litellm's success logging skipped while nothing reads it:
+(bounded by a per-model semaphore; litellm's logging skipped while nothing reads it:
 :mod:`empath_gate.llm.unread_logging`), retries 429/5xx/connection/timeout failures with
 exponential backoff and full jitter (:mod:`empath_gate.llm.retry`), classifies every failure
 into a :class:`~empath_gate.errors.ProviderError`, prices the call from litellm's cost map,

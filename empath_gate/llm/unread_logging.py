@@ -1,15 +1,16 @@
-"""litellm's success logging, skipped for the engine's calls while nothing would read it.
+"""litellm's success and failure logging, skipped for the engine's calls while nothing reads it.
 
 After each call litellm builds a logging payload (its standard logging object, the messages
 prepared for logging, the call's cost once more) and queues it on a background logging worker,
 which hands it to the registered callbacks (``litellm.callbacks``, ``success_callback`` and the
 other lists of :data:`CALLBACK_LISTS`) and, when ``litellm.max_budget`` is set, adds the cost to
-litellm's own budget counter. With no callback and no budget, nothing reads it. litellm skips
-that step for the calls it marks as its own sub-calls (the context variable
-``is_internal_call`` of ``litellm._internal_context``, which "suppresses async logging and
-billing for internal sub-calls"); :func:`skip_unread_logging` marks the engine's calls the same
-way. Measured on a copy of ``bench/bench_engine.py``'s bare row with the flag set (384 calls,
-3 pairs, 2-core VM, 2026-12-04): 0.27 to 1.33 ms less client CPU per call, out of 5 to 7.4 ms.
+litellm's own budget counter; a failed call goes through its failure handler the same way. With
+no callback and no budget, nothing reads either. litellm skips both for the nested calls it
+makes itself, which it marks with the context variable ``is_internal_call`` of
+``litellm._internal_context`` so that they are neither logged nor billed;
+:func:`skip_unread_logging` marks the engine's calls the same way. Measured on a copy of
+``bench/bench_engine.py``'s bare row with the flag set (384 calls, 3 pairs, 2-core VM,
+2026-12-04): 0.27 to 1.33 ms less client CPU per call, out of 5 to 7.4 ms.
 
 What does not change: the reply, its usage and its ``response_cost`` (litellm sets that in the
 response's ``_hidden_params`` before logging; the client prices from it), exceptions, retries.
