@@ -224,7 +224,7 @@ async def _bare(base_url: str, n: int, concurrency: int, *, paced: bool = False)
     specs = _plan(n)
     marks, rss_at, done = _marks(n), [], 0
     slots = CallSlots(role_limits={"target": concurrency}) if paced else None
-    calls_sem = asyncio.Semaphore(concurrency)  # calls in flight (unpaced)
+    calls_sem = asyncio.Semaphore(concurrency) if slots is None else None  # calls in flight (unpaced)
     open_sem = asyncio.Semaphore(2 * concurrency)  # transcripts open
     calls = 0
 
@@ -235,7 +235,7 @@ async def _bare(base_url: str, n: int, concurrency: int, *, paced: bool = False)
             seed = derive_seed(0, spec.conversation_id, spec.run)
             for k in range(TURNS):
                 messages.append({"role": "user", "content": spec.seed.script[k]})
-                async with calls_sem if slots is None else slots.hold("target"):
+                async with calls_sem if calls_sem is not None else slots.hold("target"):
                     resp = await litellm.acompletion(
                         model=f"openai/{MODEL}",
                         messages=list(messages),
